@@ -1,0 +1,56 @@
+# Shared set-up for scripts/serve and scripts/test: a virtual environment with the project
+# installed, and the Debian tools the certification battery uses. Sourced, not run.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${CROUPIER_VENV:-$ROOT/.venv}"
+
+find_python() {
+  local candidate
+  for candidate in "${PYTHON:-}" python3.13 python3.12 python3.11 python3; do
+    [ -n "$candidate" ] || continue
+    if command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  echo "croupier needs Python 3.11 or newer: install it (Debian: apt-get install python3 python3-venv) or set PYTHON=/path/to/python3.11" >&2
+  return 1
+}
+
+# ensure_venv EXTRAS: create .venv and install the project with the given extras, again only
+# when pyproject.toml changed since the last install.
+ensure_venv() {
+  local extras="$1" python stamp want
+  python="$(find_python)"
+  if [ ! -x "$VENV/bin/python" ]; then
+    echo "==> creating $VENV"
+    "$python" -m venv "$VENV"
+  fi
+  stamp="$VENV/.croupier-installed"
+  want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1) $extras"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    echo "==> installing croupier[$extras] into $VENV"
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    "$VENV/bin/python" -m pip install --quiet -e "$ROOT[$extras]"
+    echo "$want" >"$stamp"
+  fi
+}
+
+# ensure_debian_packages BINARY:PACKAGE ...: install what is missing when we may (root with
+# apt-get), otherwise say exactly what to run. Never fatal: the callers skip what is absent.
+ensure_debian_packages() {
+  local missing=() pair
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing Debian packages: ${missing[*]}"
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null; then
+      echo "warning: could not install ${missing[*]}; the tests that use them will be skipped" >&2
+    fi
+  else
+    echo "note: install ${missing[*]} (Debian: sudo apt-get install ${missing[*]}) for the full certification battery; the tests that use them are skipped until then" >&2
+  fi
+}

@@ -1,0 +1,49 @@
+"""Entry point of the ``croupier`` command.
+
+Subcommands register themselves from small modules (``server/cli/rng_commands.py`` …) so
+this file only wires them together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from server import __version__
+from server.cli import rng_commands, serve_command
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="croupier",
+        description="Croupier: a multiplayer table-game server for regulated casinos.",
+    )
+    parser.add_argument("--version", action="version", version=f"croupier {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve_command.register(commands)
+    rng_commands.register(commands)
+    return parser
+
+
+def subcommand_names(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._subparsers._group_actions if parser._subparsers else []:
+        if isinstance(action, argparse._SubParsersAction):
+            return sorted(action.choices)
+    return []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    result: int = args.handler(args)
+    return result
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
