@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from server import __version__
-from server.cli import rng_commands, serve_command
+from server.cli import par_sheet_command, rng_commands, serve_command
 
 __all__ = ["build_parser", "main"]
 
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve_command.register(commands)
     rng_commands.register(commands)
+    par_sheet_command.register(commands)
     return parser
 
 

@@ -1,0 +1,109 @@
+"""Events shared by every game: frozen value objects named for what happened.
+
+Engines return tuples of events from each command. Game-specific events (a third-card
+decision, a War choice, a hole-card range) live beside their game; these are the ones every
+table has. Events are never subclassed (DESIGN.md principle 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rng.cards import Card
+from server.games.wagers import Settlement, Wager
+
+__all__ = [
+    "BetAccepted",
+    "BetCancelled",
+    "BettingClosed",
+    "BettingOpened",
+    "CardBurned",
+    "CardDealt",
+    "Event",
+    "RoundSettled",
+    "RoundVoided",
+    "WagerSettled",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BettingOpened:
+    round_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class BetAccepted:
+    round_id: str
+    wager: Wager
+
+
+@dataclass(frozen=True, slots=True)
+class BetCancelled:
+    round_id: str
+    wager: Wager
+
+
+@dataclass(frozen=True, slots=True)
+class BettingClosed:
+    """ "No more bets": from here no wager is placed, altered or withdrawn."""
+
+    round_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class CardDealt:
+    """A card dealt to ``target`` (e.g. "player", "banker", "dealer", "seat:3").
+
+    ``seq`` counts the cards of the round from 0. A face-down card (``face_up=False``) is
+    journaled but a view never shows it to a player before its reveal.
+    """
+
+    round_id: str
+    target: str
+    card: Card
+    seq: int
+    face_up: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CardBurned:
+    """A card removed unseen (a burn); journaled, never shown."""
+
+    round_id: str
+    card: Card
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class WagerSettled:
+    round_id: str
+    settlement: Settlement
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSettled:
+    """Every wager of the round is settled; ``result`` is the game's summary ("banker 7-5")."""
+
+    round_id: str
+    result: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundVoided:
+    """The round was voided (device fault, irregularity): every wager returned in full."""
+
+    round_id: str
+    reason: str
+
+
+Event = (
+    BettingOpened
+    | BetAccepted
+    | BetCancelled
+    | BettingClosed
+    | CardDealt
+    | CardBurned
+    | WagerSettled
+    | RoundSettled
+    | RoundVoided
+)

@@ -1,0 +1,54 @@
+"""The rule engines are sans-I/O (DESIGN.md, principle 1): no clock, socket, randomness,
+serialisation or database reaches into ``server/games``."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+GAMES = Path(__file__).resolve().parents[2] / "server" / "games"
+FORBIDDEN = {
+    "asyncio",
+    "socket",
+    "time",
+    "datetime",
+    "random",
+    "secrets",
+    "json",
+    "redis",
+    "websockets",
+    "sqlite3",
+    "threading",
+    "os",
+    "rng.sources",
+    "rng.shoe",
+    "rng.wheels",
+}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+MODULES = sorted(GAMES.rglob("*.py"))
+
+
+def test_there_are_engine_modules() -> None:
+    assert len(MODULES) >= 5
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(GAMES)))
+def test_engine_module_is_sans_io(path: Path) -> None:
+    bad = {
+        name
+        for name in _imports(path)
+        if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+    }
+    assert not bad, f"{path} imports {sorted(bad)}"
