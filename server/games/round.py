@@ -1,0 +1,79 @@
+"""The shape every game's round engine has, so the table runtime drives them all alike.
+
+A round is a sans-I/O state machine. The runtime feeds it commands and answers its chance
+requests; each call returns the events it caused, in order, or raises ``IllegalAction``
+(nothing changed) when the command is not allowed now.
+
+    round = Engine(config, round_id)        # phase BETTING, returns nothing yet
+    events = round.open()                   # BettingOpened
+    events = round.place(wager)             # BetAccepted, or IllegalAction
+    events = round.cancel(player_id, bet_id)
+    events = round.close_betting()          # BettingClosed ("no more bets")
+    while (request := round.pending()) is not None:
+        if isinstance(request, CardRequest):
+            events = round.provide_card(card)    # from the shoe, a device, or a script
+        elif isinstance(request, SpinRequest):
+            events = round.provide_spin(spin)
+        elif isinstance(request, DecisionRequest):
+            events = round.decide(player_id, decision)  # or round.time_out(player_id)
+    # the last events include WagerSettled for every wager and RoundSettled
+
+``void(reason)`` ends the round at any point before settlement with every wager returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from rng.cards import Card
+from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
+from server.games.events import Event
+from server.games.wagers import Wager
+
+__all__ = ["DecisionRequest", "Phase", "Request", "RoundEngine"]
+
+
+class Phase(Enum):
+    BETTING = "betting"  # wagers accepted
+    DEALING = "dealing"  # "no more bets": chance requests being answered
+    DECIDING = "deciding"  # waiting for a player's decision
+    SETTLED = "settled"
+    VOIDED = "voided"
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """A player must choose among ``options`` (e.g. "war", "surrender"; "hit", "stand");
+    ``default`` is what a time-out chooses: the option that places no further money."""
+
+    player_id: str
+    spot: str
+    options: tuple[str, ...]
+    default: str
+
+
+Request = CardRequest | SpinRequest | HoleRangeRequest | DecisionRequest
+
+
+class RoundEngine(Protocol):
+    round_id: str
+
+    @property
+    def phase(self) -> Phase: ...
+
+    def open(self) -> Sequence[Event]: ...
+
+    def place(self, wager: Wager) -> Sequence[Event]: ...
+
+    def cancel(self, player_id: str, bet_id: str) -> Sequence[Event]: ...
+
+    def close_betting(self) -> Sequence[Event]: ...
+
+    def pending(self) -> Request | None: ...
+
+    def provide_card(self, card: Card) -> Sequence[Event]: ...
+
+    def void(self, reason: str) -> Sequence[Event]: ...
