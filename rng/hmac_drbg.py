@@ -21,6 +21,7 @@ __all__ = [
     "MAX_RESEED_INTERVAL",
     "SECURITY_STRENGTH_BITS",
     "HmacDrbg",
+    "known_answer_test",
 ]
 
 SECURITY_STRENGTH_BITS = 256
@@ -145,3 +146,25 @@ class HmacDrbg:
             raise RngError(
                 "the DRBG is uninstantiated (closed, or stopped by a failed health test)"
             )
+
+
+# NIST CAVP HMAC_DRBG.rsp, [SHA-256] [PredictionResistance = False] [EntropyInputLen = 256]
+# [NonceLen = 128] [PersonalizationStringLen = 0] [AdditionalInputLen = 0], COUNT = 0
+# (no reseed): the known answer checked before any instance serves output (SP 800-90A 11.3).
+_KAT_ENTROPY = bytes.fromhex("ca851911349384bffe89de1cbdc46e6831e44d34a4fb935ee285dd14b71a7488")
+_KAT_NONCE = bytes.fromhex("659ba96c601dc69fc902940805ec0ca8")
+_KAT_RETURNED = bytes.fromhex(
+    "e528e9abf2dece54d47c7e75e5fe302149f817ea9fb4bee6f4199697d04d5b89"
+    "d54fbb978a15b5c443c9ec21036d2460b6f73ebad0dc2aba6e624abf07745bc1"
+    "07694bb7547bb0995f70de25d6b29e2d3011bb19d27676c07162c8b5ccde0668"
+    "961df86803482cb37ed6d5c0bb8d50cf1f50d476aa0458bdaba806f48be9dcb8"
+)
+
+
+def known_answer_test() -> None:
+    """Instantiate and generate with a CAVP vector; raise ``HealthTestFailure`` on a mismatch."""
+    drbg = HmacDrbg(_KAT_ENTROPY, _KAT_NONCE)
+    drbg.generate(len(_KAT_RETURNED))
+    if drbg.generate(len(_KAT_RETURNED)) != _KAT_RETURNED:
+        raise HealthTestFailure("HMAC_DRBG known-answer test failed")
+    drbg.uninstantiate()

@@ -45,8 +45,11 @@ def shuffle(random_bytes: ByteSource, items: MutableSequence[T]) -> None:
         items[i], items[j] = items[j], items[i]
 
 
-def take_one(random_bytes: ByteSource, pool: list[T]) -> tuple[int, int, T]:
+def take_one(randbelow: Callable[[int], int], pool: list[T]) -> tuple[int, int, T]:
     """Remove and return one element of ``pool`` chosen uniformly: the lazy shoe's draw.
+
+    ``randbelow`` is a source's unbiased ``randbelow`` (a source's own, so that the
+    certification can substitute a deliberately broken one and see it caught).
 
     Returns ``(bound, value, item)``: the draw ``value`` in ``range(bound)`` that chose it, for
     the journal. The last element takes the chosen one's place (O(1)); only the multiset of
@@ -54,7 +57,7 @@ def take_one(random_bytes: ByteSource, pool: list[T]) -> tuple[int, int, T]:
     this is Fisher–Yates performed one step at a time, when each card is needed.
     """
     bound = len(pool)
-    value = randbelow(random_bytes, bound)
+    value = randbelow(bound)
     item = pool[value]
     pool[value] = pool[-1]
     pool.pop()

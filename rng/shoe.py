@@ -219,7 +219,7 @@ class VirtualShoe:
             raise ShoeExhausted(
                 "no cards left in the shoe" if self.shoe_number else "the shoe was never shuffled"
             )
-        bound, value, card_index = take_one(self.source.random_bytes, self._remaining)
+        bound, value, card_index = take_one(self.source.randbelow, self._remaining)
         record = Draw(self._seq, bound, value, ALL_CARDS[card_index])
         self._seq += 1
         if self.observer is not None:

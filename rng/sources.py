@@ -27,7 +27,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from rng import scaling
 from rng.errors import HealthTestFailure, ProductionModeError, ReseedRequired
-from rng.hmac_drbg import MAX_BYTES_PER_REQUEST, HmacDrbg
+from rng.hmac_drbg import MAX_BYTES_PER_REQUEST, HmacDrbg, known_answer_test
 from rng.mode import is_production
 
 __all__ = [
@@ -107,6 +107,15 @@ _NONCE_BYTES = 16  # half the security strength (SP 800-90A 8.6.7)
 # H = 8 bits per byte from getrandom, i.e. a false alarm probability of about 2**-40.
 _REPETITION_CUTOFF = 6
 _instance_counter = itertools.count(1)
+_known_answer_passed = False
+
+
+def _power_on_self_test() -> None:
+    """The start-up known-answer test, once per process before the first instance."""
+    global _known_answer_passed
+    if not _known_answer_passed:
+        known_answer_test()
+        _known_answer_passed = True
 
 
 def _repetition_count_ok(data: bytes) -> bool:
@@ -121,8 +130,9 @@ def _repetition_count_ok(data: bytes) -> bool:
 class HmacDrbgSource(_Scaled):
     """SP 800-90A HMAC_DRBG (SHA-256) seeded and reseeded from the OS.
 
-    Output is generated in requests of ``buffer_size`` bytes and served from that buffer so a
-    card draw does not cost a full DRBG request; ``reseed`` discards whatever is buffered, so
+    Output is generated in requests of ``buffer_size`` bytes (512 by default; up to 65,536
+    for bulk export) and served from that buffer so a card draw does not cost a full DRBG
+    request; ``reseed`` discards whatever is buffered, so
     after a reseed at "no more bets" every byte used in the round was generated after it.
     """
 
@@ -138,6 +148,7 @@ class HmacDrbgSource(_Scaled):
     ) -> None:
         if not 1 <= buffer_size <= MAX_BYTES_PER_REQUEST:
             raise ValueError(f"buffer_size must be in 1..{MAX_BYTES_PER_REQUEST}")
+        _power_on_self_test()
         self.policy = policy or ReseedPolicy()
         self._buffer_size = buffer_size
         self._buffer = b""
@@ -150,9 +161,11 @@ class HmacDrbgSource(_Scaled):
             personalization = personalization.encode()
         # A unique prefix per instance: two instances never run in step, even with the same
         # caller-chosen personalization (NJAC 13:69E-1.28G(b)5; UKGC RTS 7 2.1(d)).
-        instance = f"croupier-rng/{os.getpid()}/{next(_instance_counter)}/".encode()
         if _seed is None:
+            instance = f"croupier-rng/{os.getpid()}/{next(_instance_counter)}/".encode()
             instance += secrets.token_bytes(8)
+        else:
+            instance = b"croupier-rng/seeded/"  # reproducible by design
         self._drbg = HmacDrbg(
             self._entropy(_ENTROPY_BYTES),
             self._entropy(_NONCE_BYTES, check=False),
@@ -210,12 +223,13 @@ class HmacDrbgSource(_Scaled):
         if end <= len(self._buffer):
             self._pos = end
             return self._buffer[pos:end]
+        # Always generate whole buffers, so the byte stream does not depend on how callers
+        # slice it (a seeded replay gives the same cards whatever the request sizes).
         out = [self._buffer[pos:]]
         need = n - (len(self._buffer) - pos)
         while need > self._buffer_size:
-            chunk = self._generate(min(need, MAX_BYTES_PER_REQUEST))
-            out.append(chunk)
-            need -= len(chunk)
+            out.append(self._generate(self._buffer_size))
+            need -= self._buffer_size
         self._buffer = self._generate(self._buffer_size)
         self._pos = need
         out.append(self._buffer[:need])

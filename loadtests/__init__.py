@@ -1,0 +1,1 @@
+"""Load tests (locust) and benchmarks; results go to BENCHMARKS.md."""

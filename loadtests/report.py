@@ -1,0 +1,39 @@
+"""Write a benchmark's results into its own section of BENCHMARKS.md.
+
+Each benchmark owns the text between ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``
+and replaces only that, so benchmarks run separately keep each other's figures.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import time
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+_HEADER = """# Benchmarks
+
+Figures on a 2-core machine are noisy, so every benchmark reports **ratios against a
+baseline measured in the same run**, and CPU-seconds, next to the command that produced
+it. Re-run the command to refresh a section; each benchmark rewrites only its own section.
+"""
+
+
+def machine_line() -> str:
+    return (
+        f"{time.strftime('%Y-%m-%d', time.gmtime())}, Python {platform.python_version()}, "
+        f"{platform.machine()}, {platform.system()} {platform.release()}"
+    )
+
+
+def write_section(name: str, body: str, path: Path = BENCHMARKS) -> None:
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    block = f"{start}\n{body.rstrip()}\n{end}"
+    text = path.read_text() if path.exists() else _HEADER
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block, text)
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)

@@ -1,0 +1,64 @@
+"""``croupier rng sample`` and ``croupier rng shoes``: exports for a lab's own batteries."""
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rng import ALL_CARDS, Card
+from server.cli.main import main
+
+CROUPIER = Path(sys.executable).with_name("croupier")
+
+
+@pytest.mark.parametrize("source", ["hmac-drbg", "os"])
+def test_sample_writes_exactly_n_raw_bytes(source: str) -> None:
+    out = subprocess.run(
+        [CROUPIER, "rng", "sample", "--source", source, "--bytes", "100000"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert len(out) == 100_000
+    assert len(set(out)) == 256  # every byte value appears in 100 kB of random data
+
+
+def test_shoes_writes_whole_shoes_one_per_line() -> None:
+    out = subprocess.run(
+        [CROUPIER, "rng", "shoes", "--decks", "6", "--count", "5"],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout
+    lines = out.splitlines()
+    assert len(lines) == 5
+    for line in lines:
+        cards = [Card.parse(code) for code in line.split(" ")]
+        assert Counter(cards) == {card: 6 for card in ALL_CARDS}
+    assert len(set(lines)) == 5
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["rng", "sample", "--bytes", "-1"],
+        ["rng", "sample", "--bytes", "lots"],
+        ["rng", "sample", "--bytes", "10", "--source", "mt19937"],
+        ["rng", "shoes", "--count", "0"],
+        ["rng", "shoes", "--count", "1", "--decks", "17"],
+    ],
+)
+def test_bad_arguments_get_a_clear_error(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_serve_prints_version_and_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve"]) == 0
+    out = capsys.readouterr().out
+    assert "croupier 0.1.0" in out and "rng" in out and "par-sheet" in out
