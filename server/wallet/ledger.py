@@ -1,0 +1,109 @@
+"""The ledger's vocabulary: accounts, transfers, batches, and the protocol implementations keep.
+
+Accounts are named strings. Players hold ``player:<id>``; a wager accepted at a table moves
+its stake to ``wagers:open`` (debited when accepted, DESIGN.md "Money and wagers"); at
+settlement the stake and any winnings move from there and from ``house`` back to the player,
+and a losing stake moves to ``house``. Demo play money is issued by ``issuer:play-money``.
+Only the house and issuers may go negative, so the sum of every balance is always zero —
+the invariant "balances + house result + open wagers is constant" in double-entry form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+__all__ = [
+    "HOUSE",
+    "MAX_AMOUNT",
+    "OPEN_WAGERS",
+    "PLAY_MONEY_ISSUER",
+    "IdempotencyConflict",
+    "InsufficientFunds",
+    "Ledger",
+    "LedgerError",
+    "PostResult",
+    "Transfer",
+    "player_account",
+]
+
+HOUSE: Final = "house"
+OPEN_WAGERS: Final = "wagers:open"
+PLAY_MONEY_ISSUER: Final = "issuer:play-money"
+# SQLite integers are signed 64-bit; keep every amount and balance well inside them.
+MAX_AMOUNT: Final = 2**53
+
+
+def player_account(player_id: str) -> str:
+    return f"player:{player_id}"
+
+
+class LedgerError(Exception):
+    """A batch could not be posted; nothing was applied."""
+
+
+class InsufficientFunds(LedgerError):
+    """A batch would take an account that may not go negative below zero."""
+
+    def __init__(self, account: str, balance: int, needed: int) -> None:
+        super().__init__(f"{account} holds {balance}, needs {needed}")
+        self.account = account
+        self.balance = balance
+        self.needed = needed
+
+
+class IdempotencyConflict(LedgerError):
+    """A batch key was reused for different transfers: a bug of the caller, never retried."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """``amount`` minor units from ``source`` to ``destination``, with what it was for."""
+
+    source: str
+    destination: str
+    amount: int
+    kind: str
+    round_id: str | None = None
+    bet_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.amount, bool) or not isinstance(self.amount, int):
+            raise TypeError(f"amount must be an int of minor units, not {self.amount!r}")
+        if not 0 < self.amount <= MAX_AMOUNT:
+            raise ValueError(f"transfer amount {self.amount} is out of range 1..{MAX_AMOUNT}")
+        if self.source == self.destination:
+            raise ValueError(f"a transfer from {self.source} to itself")
+
+
+@dataclass(frozen=True, slots=True)
+class PostResult:
+    """``applied`` is False when the batch had been posted before (an idempotent replay)."""
+
+    key: str
+    applied: bool
+    sequence: int
+
+
+class Ledger(Protocol):
+    """What the table runtime needs from a ledger."""
+
+    def open_account(self, account: str, *, may_go_negative: bool = False) -> None:
+        """Create ``account`` with a zero balance if it does not exist."""
+
+    def balance(self, account: str) -> int: ...
+
+    def post(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
+        """Apply every transfer or none. Posting the same ``key`` again with the same
+        transfers does nothing and says so; with different transfers it raises
+        ``IdempotencyConflict``."""
+
+    def history(self, account: str) -> list[tuple[str, Transfer]]:
+        """(batch key, transfer) for every transfer touching ``account``, oldest first."""
+
+    def reconcile(self) -> dict[str, tuple[int, int]]:
+        """Accounts whose cached balance differs from the ledger: {account: (cached, derived)}."""
+
+    def total(self) -> int:
+        """The sum of every balance: zero, always."""
