@@ -9,14 +9,29 @@ weight comes from the wheel itself, never from scaling.
   spin and the wheel is re-spun with the same wagers (617a.4(c)(2)). ``Spin.void`` marks it;
   ``spin_until_valid`` returns every spin, voided ones first, so each is journaled.
 - Big Six: 54 sections in the order of 619a.1(b).
+
+The orders, colours and symbols themselves are pure data in ``rng.wheel_layouts`` (re-exported
+here) so that the rule engines can use them without importing anything that draws.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from rng.sources import RandomSource
+from rng.wheel_layouts import (
+    BIG_SIX_ORDER,
+    DOUBLE_ZERO,
+    DOUBLE_ZERO_ORDER,
+    RED_NUMBERS,
+    SINGLE_ZERO_ORDER,
+    BigSixSymbol,
+    Pocket,
+    PocketColour,
+    WheelType,
+    neighbours,
+    wheel_pockets,
+)
 
 __all__ = [
     "BIG_SIX_ORDER",
@@ -33,63 +48,6 @@ __all__ = [
     "Spin",
     "WheelType",
 ]
-
-DOUBLE_ZERO = "00"
-
-
-class PocketColour(Enum):
-    RED = "red"
-    BLACK = "black"
-    GREEN = "green"
-
-
-# 617a.1(c), clockwise from zero.
-SINGLE_ZERO_ORDER: tuple[str, ...] = tuple(
-    "0 32 15 19 4 21 2 25 17 34 6 27 13 36 11 30 8 23 10 5 24 16 33 1 20 14 31 9 22 18 29 7 28 "
-    "12 35 3 26".split()
-)
-# 617a.1(d), clockwise from zero.
-DOUBLE_ZERO_ORDER: tuple[str, ...] = tuple(
-    "0 28 9 26 30 11 7 20 32 17 5 22 34 15 3 24 36 13 1 00 27 10 25 29 12 8 19 31 18 6 21 33 16 "
-    "4 23 35 14 2".split()
-)
-# The red numbers of the standard layout; the wheel rings alternate red and black around the
-# green zeros (617a.1(c), (d)) and a test checks that this set does so on both wheels.
-RED_NUMBERS: frozenset[int] = frozenset(
-    {1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36}
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Pocket:
-    """A compartment: ``label`` as printed ("0", "00", "1".."36"), ``number`` 0–36 (None for
-    00), its colour, and ``position``, its clockwise index from zero."""
-
-    label: str
-    number: int | None
-    colour: PocketColour
-    position: int
-
-    @property
-    def is_zero(self) -> bool:
-        return self.colour is PocketColour.GREEN
-
-
-def _pocket(label: str, position: int) -> Pocket:
-    if label == DOUBLE_ZERO:
-        return Pocket(label, None, PocketColour.GREEN, position)
-    number = int(label)
-    if number == 0:
-        colour = PocketColour.GREEN
-    else:
-        colour = PocketColour.RED if number in RED_NUMBERS else PocketColour.BLACK
-    return Pocket(label, number, colour, position)
-
-
-class WheelType(Enum):
-    SINGLE_ZERO = "single_zero"
-    DOUBLE_ZERO = "double_zero"
-    DOUBLE_ZERO_AS_SINGLE = "double_zero_as_single"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +66,7 @@ class RouletteWheel:
 
     def __init__(self, wheel_type: WheelType) -> None:
         self.type = wheel_type
-        order = SINGLE_ZERO_ORDER if wheel_type is WheelType.SINGLE_ZERO else DOUBLE_ZERO_ORDER
-        self.pockets: tuple[Pocket, ...] = tuple(_pocket(lbl, i) for i, lbl in enumerate(order))
+        self.pockets: tuple[Pocket, ...] = wheel_pockets(wheel_type)
         self._by_label = {p.label: p for p in self.pockets}
 
     @property
@@ -131,9 +88,10 @@ class RouletteWheel:
     def neighbours(self, label: str | int, each_side: int = 2) -> tuple[Pocket, ...]:
         """The pocket and ``each_side`` pockets on either side of it, clockwise order
         (Five Adjacent Numbers, 617a.3(e)(1))."""
-        centre = self.pocket(label).position
-        n = len(self.pockets)
-        return tuple(self.pockets[(centre + k) % n] for k in range(-each_side, each_side + 1))
+        order = tuple(p.label for p in self.pockets)
+        return tuple(
+            self._by_label[lbl] for lbl in neighbours(order, self.pocket(label).label, each_side)
+        )
 
     def spin(self, source: RandomSource) -> Spin:
         bound = len(self.pockets)
@@ -147,37 +105,6 @@ class RouletteWheel:
         while spins[-1].void:
             spins.append(self.spin(source))
         return spins
-
-
-class BigSixSymbol(Enum):
-    """The symbols of 619a.1(a)."""
-
-    ONE = "$1"
-    TWO = "$2"
-    FIVE = "$5"
-    TEN = "$10"
-    TWENTY = "$20"
-    JOKER = "joker"
-    FLAG = "flag"
-
-
-_BIG_SIX_CODES = {
-    "joker": BigSixSymbol.JOKER,
-    "flag": BigSixSymbol.FLAG,
-    "1": BigSixSymbol.ONE,
-    "2": BigSixSymbol.TWO,
-    "5": BigSixSymbol.FIVE,
-    "10": BigSixSymbol.TEN,
-    "20": BigSixSymbol.TWENTY,
-}
-# 619a.1(b), clockwise from the joker.
-BIG_SIX_ORDER: tuple[BigSixSymbol, ...] = tuple(
-    _BIG_SIX_CODES[code]
-    for code in (
-        "joker 1 2 1 5 2 1 10 1 5 1 2 1 20 1 2 1 5 2 1 10 1 2 5 1 2 1 "
-        "flag 2 5 2 1 2 1 10 1 5 1 2 1 20 1 2 1 5 2 1 10 1 2 5 1 2 1"
-    ).split()
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ this file only wires them together.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -42,7 +43,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    result: int = args.handler(args)
+    try:
+        result: int = args.handler(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader has seen enough (`croupier rng sample … | head -c 100`): not an error.
+        # Point stdout at devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     return result
 
 

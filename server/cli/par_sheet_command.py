@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from server.games.baccarat import par_sheet as baccarat
 from server.games.par_sheet import ParSheetRow, row_to_json
 
 
@@ -25,6 +26,7 @@ class ParSheetProvider:
 
 
 PROVIDERS: list[ParSheetProvider] = []
+PROVIDERS.append(ParSheetProvider("baccarat", "Baccarat (631a, 631b)", baccarat.add_arguments, baccarat.compute))  # fmt: skip  # noqa: E501
 
 
 def register(commands: Any) -> None:
@@ -52,3 +54,40 @@ def _run(args: argparse.Namespace) -> int:
             f"{row.house_edge * 100:>10.4f}%  {row.method}"
         )
     return 0
+
+
+# --- Roulette (617a) and Big Six Wheel (619a) ----------------------------------------------
+def _roulette_arguments(parser: argparse.ArgumentParser) -> None:
+    from rng.wheel_layouts import WheelType
+
+    parser.add_argument(
+        "--wheel",
+        choices=[wheel.value for wheel in WheelType],
+        help="one wheel type (default: all three)",
+    )
+
+
+def _roulette_rows(args: argparse.Namespace) -> list[ParSheetRow]:
+    from rng.wheel_layouts import WheelType
+    from server.games.roulette.par_sheet import roulette_par_sheet
+
+    wheels = (WheelType(args.wheel),) if args.wheel else tuple(WheelType)
+    return roulette_par_sheet(wheels)
+
+
+def _big_six_rows(args: argparse.Namespace) -> list[ParSheetRow]:
+    from server.games.big_six_wheel import big_six_par_sheet
+
+    return big_six_par_sheet()
+
+
+PROVIDERS.append(
+    ParSheetProvider(
+        "roulette", "Roulette, every wager of 617a.3 (exact)", _roulette_arguments, _roulette_rows
+    )
+)
+PROVIDERS.append(
+    ParSheetProvider(
+        "big_six", "Big Six Wheel, every wager of 619a.3 (exact)", lambda _: None, _big_six_rows
+    )
+)

@@ -62,3 +62,17 @@ def test_serve_prints_version_and_subcommands(capsys: pytest.CaptureFixture[str]
     assert main(["serve"]) == 0
     out = capsys.readouterr().out
     assert "croupier 0.1.0" in out and "rng" in out and "par-sheet" in out
+
+
+def test_a_reader_that_stops_early_is_not_an_error() -> None:
+    """`croupier rng sample … | head -c 10` exits quietly with status 0."""
+    with subprocess.Popen(
+        [CROUPIER, "rng", "sample", "--bytes", "50000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert len(proc.stdout.read(10)) == 10
+        proc.stdout.close()
+        assert proc.wait(timeout=60) == 0
+        assert proc.stderr.read() == b""

@@ -1,0 +1,176 @@
+"""One round of Roulette (617a) as a sans-I/O state machine: commands in, events out.
+
+    round = RouletteRound(RouletteTable(WheelType.DOUBLE_ZERO), "r-1")
+    round.open()                                   # BettingOpened
+    round.place(Wager("b1", "alice", "split:17-20", 500))   # BetAccepted
+    round.close_betting()                          # BettingClosed: "no more bets", 617a.5(b)
+    round.pending()                                # SpinRequest("double_zero")
+    round.provide_spin("20")                       # BallLanded, WagerSettled…, RoundSettled
+
+The wheel result is the answer to a ``SpinRequest``: a compartment's printed label ("0", "00",
+"1"…"36"), produced by the virtual wheel (``rng.wheels``) or, later, by an automated wheel's
+winning-number report. On a double zero wheel used as single zero, "00" is "no spin"
+(617a.4(c)(2)): ``SpinVoided`` and the same request again, every wager untouched. A device that
+detects an irregular spin (617a.6) reports ``no_spin(reason)`` instead of a label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from rng.cards import Card
+from rng.wheel_layouts import RED_NUMBERS, WheelType, wheel_order
+from server.games.chance import SpinRequest
+from server.games.errors import WAGER_NOT_OFFERED, IllegalAction, InvariantViolation
+from server.games.roulette.layout import (
+    FIVE_ADJACENT_AMOUNT,
+    Placement,
+    WagerKind,
+    parse_spot,
+)
+from server.games.roulette.settlement import is_void_spin, settle_all
+from server.games.round import Phase, Request
+from server.games.wagers import Wager
+from server.games.wheel_round import WheelBook, check_limits
+
+__all__ = ["BallLanded", "RouletteRound", "RouletteTable"]
+
+
+@dataclass(frozen=True, slots=True)
+class RouletteTable:
+    """A roulette table's configuration.
+
+    ``five_adjacent_offered``: the Five Adjacent Numbers wager is offered only if the
+    certificate holder's Rules Submission says so (617a.3(e)(1)(i)); off by default.
+    ``minimum`` / ``maximum``: the posted wager limits (617a.1(f)(3)), in minor units, applied
+    to each wager — to each of the five Straight Wagers of a Five Adjacent Numbers wager, which
+    the player "shall be deemed to have made" (617a.3(e)(1)(iii)).
+    """
+
+    wheel: WheelType
+    five_adjacent_offered: bool = False
+    minimum: int | None = None
+    maximum: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BallLanded:
+    """Spin number ``spin`` of the round ended with the ball in compartment ``label``
+    (617a.5(c)). A void spin is followed by ``SpinVoided``."""
+
+    round_id: str
+    spin: int
+    label: str
+
+
+class RouletteRound:
+    """A round of Roulette; follows ``server.games.round.RoundEngine`` (with ``provide_spin``)."""
+
+    def __init__(self, table: RouletteTable, round_id: str) -> None:
+        self.table = table
+        self.round_id = round_id
+        self._book: WheelBook[Placement] = WheelBook(round_id)
+
+    @property
+    def phase(self) -> Phase:
+        return self._book.phase
+
+    @property
+    def wagers(self) -> tuple[tuple[Wager, Placement], ...]:
+        """The accepted wagers (canonical spots) with their placements, in order placed."""
+        return self._book.wagers
+
+    def open(self) -> Sequence[object]:
+        return self._book.open()
+
+    # --- check, ask, act (DESIGN.md principle 5) ---------------------------------------------
+
+    def verify_place(self, wager: Wager) -> Placement:
+        """The placement ``wager`` would make, or ``IllegalAction`` saying why not."""
+        self._book.check_new(wager)
+        placement = parse_spot(wager.spot, self.table.wheel)
+        parts = 1
+        if placement.kind is WagerKind.FIVE_ADJACENT:
+            if not self.table.five_adjacent_offered:
+                raise IllegalAction(
+                    WAGER_NOT_OFFERED,
+                    "this table does not offer the Five Adjacent Numbers wager (617a.3(e)(1)(i))",
+                    wager.spot,
+                )
+            if wager.amount % 5:
+                raise IllegalAction(
+                    FIVE_ADJACENT_AMOUNT,
+                    "a Five Adjacent Numbers wager is five Straight Wagers of equal value "
+                    "(617a.3(e)(1)(iii)): its amount must be a multiple of 5 minor units",
+                    wager.amount,
+                )
+            parts = 5
+        check_limits(
+            wager.amount // parts,
+            self.table.minimum,
+            self.table.maximum,
+            "each of the five Straight Wagers" if parts == 5 else "the wager",
+        )
+        return placement
+
+    def can_place(self, wager: Wager) -> bool:
+        try:
+            self.verify_place(wager)
+        except IllegalAction:
+            return False
+        return True
+
+    def place(self, wager: Wager) -> Sequence[object]:
+        """Accept ``wager``; ``BetAccepted`` carries it with its canonical spot."""
+        placement = self.verify_place(wager)
+        return self._book.place(replace(wager, spot=placement.spot), placement)
+
+    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
+        return self._book.cancel(player_id, bet_id)
+
+    def close_betting(self) -> Sequence[object]:
+        return self._book.close_betting()
+
+    def pending(self) -> Request | None:
+        if self._book.phase is Phase.DEALING:
+            return SpinRequest(self.table.wheel.value)
+        return None
+
+    def provide_spin(self, label: str) -> Sequence[object]:
+        """The ball came to rest in compartment ``label`` (617a.3(d), 617a.5(c)).
+
+        A label that is not a compartment of this wheel is a device fault
+        (``InvariantViolation``; nothing changes)."""
+        self._book.require("spin")
+        wheel = self.table.wheel
+        if not isinstance(label, str) or label not in wheel_order(wheel):
+            raise InvariantViolation(f"{label!r} is not a compartment of a {wheel.value} wheel")
+        landed = BallLanded(self.round_id, self._book.spins, label)
+        if is_void_spin(label, wheel):
+            return (
+                landed,
+                *self._book.void_spin(
+                    label, "no spin: 00 on a double zero wheel used as single zero, 617a.4(c)(2)"
+                ),
+            )
+        settlements = settle_all(self._book.wagers, label, wheel)
+        return (landed, *self._book.settle(settlements, _describe(label)))
+
+    def no_spin(self, reason: str) -> Sequence[object]:
+        """The dealer or the automated wheel declared "no spin" (617a.6): the wheel is re-spun
+        with the same wagers."""
+        return self._book.void_spin(None, reason)
+
+    def provide_card(self, card: Card) -> Sequence[object]:
+        """Roulette never asks for a card (the runtime's bug if called)."""
+        raise InvariantViolation("roulette deals no cards")
+
+    def void(self, reason: str) -> Sequence[object]:
+        return self._book.void(reason)
+
+
+def _describe(label: str) -> str:
+    if label in ("0", "00"):
+        return f"{label} green"
+    return f"{label} {'red' if int(label) in RED_NUMBERS else 'black'}"
