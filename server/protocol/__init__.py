@@ -1,0 +1,1 @@
+"""The wire protocol: typed, versioned MessagePack messages and their codec (sans-I/O)."""

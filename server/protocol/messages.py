@@ -1,0 +1,333 @@
+"""The wire messages, version 1: typed MessagePack maps tagged by their ``type`` field.
+
+Every message is a msgspec ``Struct``, so decoding validates types and constraints in one
+pass: a negative, zero, fractional or huge amount, an unknown field or an unknown ``type``
+never reaches the table — the decoder rejects it with a clear message (see ``codec``).
+docs/protocol.md documents every message; the client mirrors these definitions.
+
+Client messages may carry ``ref``, a number the client chooses; every reply to that message
+(``bet_accepted``, ``error`` …) echoes it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+import msgspec
+
+__all__ = [
+    "CLIENT_MESSAGES",
+    "MAX_AMOUNT",
+    "PROTOCOL_VERSION",
+    "SERVER_MESSAGES",
+    "BalanceChanged",
+    "BetAccepted",
+    "BetCancelled",
+    "CancelBet",
+    "ClientMessage",
+    "Decide",
+    "ErrorMessage",
+    "GetRecall",
+    "GetRules",
+    "Hello",
+    "Join",
+    "Joined",
+    "Leave",
+    "Left",
+    "ListTables",
+    "Lobby",
+    "Ping",
+    "PlaceBet",
+    "Pong",
+    "Recall",
+    "RecalledRound",
+    "RepeatBets",
+    "Resume",
+    "Rules",
+    "ServerMessage",
+    "TableEvent",
+    "TableSnapshot",
+    "TableSummary",
+    "Welcome",
+]
+
+PROTOCOL_VERSION: Final = 1
+# Whole minor units: at most a trillion (ten billion dollars) in one wager or balance message.
+MAX_AMOUNT: Final = 10**12
+
+Amount = Annotated[int, msgspec.Meta(gt=0, le=MAX_AMOUNT)]
+Ident = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:\-]+$")]
+Spot = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+Ref = Annotated[int, msgspec.Meta(ge=0, le=2**31)] | None
+
+
+class _Message(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, tag_field="type"):
+    """Base of every message. (Not frozen: mypy cannot see msgspec's inherited ``frozen``.)"""
+
+
+# --- client → server ------------------------------------------------------------------------
+
+
+class Hello(_Message, tag="hello"):
+    """First message of a connection. Demo mode: ``name`` (play money). Operator mode:
+    ``token``, a JWT issued by the operator's platform (docs/protocol.md, "Players")."""
+
+    version: int
+    name: Name | None = None
+    token: Annotated[str, msgspec.Meta(max_length=4096)] | None = None
+    ref: Ref = None
+
+
+class ListTables(_Message, tag="list_tables"):
+    ref: Ref = None
+
+
+class Join(_Message, tag="join"):
+    """Sit at ``table`` as a player, or watch it as a spectator."""
+
+    table: Ident
+    role: Literal["player", "spectator"] = "player"
+    ref: Ref = None
+
+
+class Resume(_Message, tag="resume"):
+    """Rejoin after a dropped connection: events after ``last_seq`` are replayed, or a
+    snapshot is sent when they are no longer kept."""
+
+    table: Ident
+    last_seq: Annotated[int, msgspec.Meta(ge=0)]
+    role: Literal["player", "spectator"] = "player"
+    ref: Ref = None
+
+
+class Leave(_Message, tag="leave"):
+    table: Ident
+    ref: Ref = None
+
+
+class PlaceBet(_Message, tag="place_bet"):
+    """``bet_id`` is chosen by the client and unique per round: a retried ``place_bet`` with
+    the same id is acknowledged again and never charged twice."""
+
+    table: Ident
+    round: Ident
+    bet_id: Ident
+    spot: Spot
+    amount: Amount
+    ref: Ref = None
+
+
+class CancelBet(_Message, tag="cancel_bet"):
+    table: Ident
+    round: Ident
+    bet_id: Ident
+    ref: Ref = None
+
+
+class RepeatBets(_Message, tag="repeat_bets"):
+    """Place again every wager this player had in the table's previous round; the new
+    bets get ids ``<prefix>-1``, ``<prefix>-2`` … so a retry is idempotent too."""
+
+    table: Ident
+    round: Ident
+    bet_id_prefix: Ident
+    ref: Ref = None
+
+
+class Decide(_Message, tag="decide"):
+    """A player decision the table asked for (e.g. "war"/"surrender", "hit"/"stand")."""
+
+    table: Ident
+    round: Ident
+    spot: Spot
+    decision: Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+    ref: Ref = None
+
+
+class GetRecall(_Message, tag="get_recall"):
+    """The player's last 10 rounds, card by card (58 Pa. Code 810a.11)."""
+
+    table: Ident | None = None
+    ref: Ref = None
+
+
+class GetRules(_Message, tag="get_rules"):
+    table: Ident
+    ref: Ref = None
+
+
+class Ping(_Message, tag="ping"):
+    nonce: Annotated[int, msgspec.Meta(ge=0, le=2**53)]
+    ref: Ref = None
+
+
+ClientMessage = (
+    Hello
+    | ListTables
+    | Join
+    | Resume
+    | Leave
+    | PlaceBet
+    | CancelBet
+    | RepeatBets
+    | Decide
+    | GetRecall
+    | GetRules
+    | Ping
+)
+CLIENT_MESSAGES: Final = ClientMessage.__args__
+
+
+# --- server → client ------------------------------------------------------------------------
+
+
+class Welcome(_Message, tag="welcome"):
+    version: int
+    player_id: str
+    name: str
+    balance: int
+    currency: str
+    play_money: bool
+    ref: Ref = None
+
+
+class TableSummary(msgspec.Struct, frozen=True):
+    """One lobby line, kept live."""
+
+    table: str
+    name: str
+    game: str
+    variant: str
+    minimum: int
+    maximum: int
+    seats: int
+    seated: int
+    phase: str
+    closes_in_ms: int | None
+    last_results: list[str]
+    automated: bool = False
+
+
+class Lobby(_Message, tag="lobby"):
+    tables: list[TableSummary]
+    ref: Ref = None
+
+
+class TableEvent(_Message, tag="event"):
+    """Something happened at a table. ``seq`` increases by one per table and never repeats;
+    ``event`` names it (``card_dealt``, ``wager_settled`` …) and ``data`` holds its fields."""
+
+    table: str
+    seq: int
+    round: str
+    event: str
+    data: dict[str, Any]
+
+
+class TableSnapshot(msgspec.Struct, frozen=True):
+    """Everything a viewer needs to draw the table now, as of ``seq``."""
+
+    table: str
+    seq: int
+    round: str | None
+    phase: str
+    closes_in_ms: int | None
+    cards: dict[str, list[str]]
+    my_bets: list[dict[str, Any]]
+    pending_decision: dict[str, Any] | None
+    meters: dict[str, int]
+    last_results: list[str]
+
+
+class Joined(_Message, tag="joined"):
+    table: str
+    role: str
+    snapshot: TableSnapshot
+    ref: Ref = None
+
+
+class Left(_Message, tag="left"):
+    table: str
+    ref: Ref = None
+
+
+class BetAccepted(_Message, tag="bet_accepted"):
+    table: str
+    round: str
+    bet_id: str
+    spot: str
+    amount: int
+    balance: int
+    ref: Ref = None
+
+
+class BetCancelled(_Message, tag="bet_cancelled"):
+    table: str
+    round: str
+    bet_id: str
+    balance: int
+    ref: Ref = None
+
+
+class BalanceChanged(_Message, tag="balance"):
+    balance: int
+    reason: str
+
+
+class RecalledRound(msgspec.Struct, frozen=True):
+    table: str
+    round: str
+    game: str
+    result: str
+    cards: dict[str, list[str]]
+    wagers: list[dict[str, Any]]
+    wagered: int
+    returned: int
+    balance_after: int | None
+
+
+class Recall(_Message, tag="recall"):
+    rounds: list[RecalledRound]
+    ref: Ref = None
+
+
+class Rules(_Message, tag="rules"):
+    table: str
+    game: str
+    variant: str
+    summary: str
+    paytables: dict[str, Any]
+    limits: dict[str, int]
+    ref: Ref = None
+
+
+class Pong(_Message, tag="pong"):
+    nonce: int
+    ref: Ref = None
+
+
+class ErrorMessage(_Message, tag="error"):
+    """``code`` is stable (docs/protocol.md lists them); ``message`` is for people."""
+
+    code: str
+    message: str
+    value: Any = None
+    ref: Ref = None
+
+
+ServerMessage = (
+    Welcome
+    | Lobby
+    | TableEvent
+    | Joined
+    | Left
+    | BetAccepted
+    | BetCancelled
+    | BalanceChanged
+    | Recall
+    | Rules
+    | Pong
+    | ErrorMessage
+)
+SERVER_MESSAGES: Final = ServerMessage.__args__
