@@ -1,0 +1,56 @@
+"""What a journal stores, and the protocol every implementation keeps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Protocol
+
+__all__ = ["Journal", "JournalRecord", "RoundStatus"]
+
+
+class RoundStatus(Enum):
+    OPEN = "open"  # inputs still arriving; after a crash: complete or void it
+    SETTLED = "settled"
+    VOIDED = "voided"
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRecord:
+    """One input of a round, in order: ``kind`` names it (``opened``, ``bet``, ``cancel``,
+    ``closed``, ``card``, ``spin``, ``hole_range``, ``decision``, ``timeout``, ``settled``,
+    ``voided``), ``payload`` holds its fields (JSON-compatible)."""
+
+    seq: int
+    table_id: str
+    round_id: str
+    kind: str
+    payload: dict[str, Any]
+
+
+class Journal(Protocol):
+    def open_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
+        """Start a round's record (kind ``opened``)."""
+
+    def append(self, round_id: str, kind: str, payload: dict[str, Any]) -> int:
+        """Durably record one input of an open round; returns its sequence number. Returns
+        only once the record is on disk: a card is journaled before anyone sees it."""
+
+    def note_player(self, round_id: str, player_id: str) -> None:
+        """Remember that ``player_id`` had wagers in the round (for game recall)."""
+
+    def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
+        """Record the round's end (kind ``settled`` or ``voided``)."""
+
+    def records(self, round_id: str) -> list[JournalRecord]: ...
+
+    def status(self, round_id: str) -> RoundStatus | None: ...
+
+    def open_rounds(self) -> list[tuple[str, str]]:
+        """(table_id, round_id) of every round neither settled nor voided, oldest first."""
+
+    def player_rounds(self, player_id: str, limit: int = 10) -> list[str]:
+        """The player's most recent finished rounds, newest first."""
+
+    def last_round(self, table_id: str) -> str | None:
+        """The table's most recent round id."""

@@ -1,0 +1,150 @@
+"""The embedded journal: SQLite, WAL, ``synchronous=FULL`` — every append is on disk when
+``append`` returns."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from server.journal.journal import JournalRecord, RoundStatus
+
+__all__ = ["SqliteJournal"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rounds (
+    round_id TEXT PRIMARY KEY,
+    table_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    opened_seq INTEGER NOT NULL,
+    finished_seq INTEGER
+);
+CREATE INDEX IF NOT EXISTS rounds_status ON rounds(status);
+CREATE INDEX IF NOT EXISTS rounds_table ON rounds(table_id, opened_seq);
+CREATE TABLE IF NOT EXISTS records (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_round ON records(round_id, seq);
+CREATE TABLE IF NOT EXISTS round_players (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    player_id TEXT NOT NULL,
+    PRIMARY KEY (player_id, round_id)
+);
+"""
+
+
+class SqliteJournal:
+    """A ``Journal`` in one SQLite file (or ``":memory:"`` for tests)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._lock = threading.Lock()
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _insert(self, round_id: str, kind: str, payload: dict[str, Any]) -> int:
+        cursor = self._db.execute(
+            "INSERT INTO records(round_id, kind, payload) VALUES (?, ?, ?)",
+            (round_id, kind, json.dumps(payload, separators=(",", ":"), sort_keys=True)),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def open_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            if self._db.execute("SELECT 1 FROM rounds WHERE round_id = ?", (round_id,)).fetchone():
+                raise ValueError(f"round {round_id!r} is already journaled")
+            self._db.execute(
+                "INSERT INTO rounds(round_id, table_id, status, opened_seq) VALUES (?, ?, ?, 0)",
+                (round_id, table_id, RoundStatus.OPEN.value),
+            )
+            seq = self._insert(round_id, "opened", payload)
+            self._db.execute("UPDATE rounds SET opened_seq = ? WHERE round_id = ?", (seq, round_id))
+
+    def append(self, round_id: str, kind: str, payload: dict[str, Any]) -> int:
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._require_open(round_id)
+            return self._insert(round_id, kind, payload)
+
+    def _require_open(self, round_id: str) -> None:
+        row = self._db.execute(
+            "SELECT status FROM rounds WHERE round_id = ?", (round_id,)
+        ).fetchone()
+        if row is None:
+            raise ValueError(f"round {round_id!r} was never opened")
+        if row[0] != RoundStatus.OPEN.value:
+            raise ValueError(f"round {round_id!r} is already {row[0]}")
+
+    def note_player(self, round_id: str, player_id: str) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO round_players(round_id, player_id) VALUES (?, ?)",
+                (round_id, player_id),
+            )
+
+    def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
+        if status is RoundStatus.OPEN:
+            raise ValueError("a round finishes settled or voided")
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._require_open(round_id)
+            seq = self._insert(round_id, status.value, payload)
+            self._db.execute(
+                "UPDATE rounds SET status = ?, finished_seq = ? WHERE round_id = ?",
+                (status.value, seq, round_id),
+            )
+
+    def records(self, round_id: str) -> list[JournalRecord]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.seq, o.table_id, r.round_id, r.kind, r.payload FROM records r "
+                "JOIN rounds o ON o.round_id = r.round_id WHERE r.round_id = ? ORDER BY r.seq",
+                (round_id,),
+            ).fetchall()
+        return [JournalRecord(s, t, r, k, json.loads(p)) for s, t, r, k, p in rows]
+
+    def status(self, round_id: str) -> RoundStatus | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT status FROM rounds WHERE round_id = ?", (round_id,)
+            ).fetchone()
+        return None if row is None else RoundStatus(row[0])
+
+    def open_rounds(self) -> list[tuple[str, str]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT table_id, round_id FROM rounds WHERE status = ? ORDER BY opened_seq",
+                (RoundStatus.OPEN.value,),
+            ).fetchall()
+        return [(t, r) for t, r in rows]
+
+    def player_rounds(self, player_id: str, limit: int = 10) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT p.round_id FROM round_players p JOIN rounds o ON o.round_id = p.round_id "
+                "WHERE p.player_id = ? AND o.status != ? ORDER BY o.finished_seq DESC LIMIT ?",
+                (player_id, RoundStatus.OPEN.value, limit),
+            ).fetchall()
+        return [r for (r,) in rows]
+
+    def last_round(self, table_id: str) -> str | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT round_id FROM rounds WHERE table_id = ? ORDER BY opened_seq DESC LIMIT 1",
+                (table_id,),
+            ).fetchone()
+        return None if row is None else str(row[0])
