@@ -28,13 +28,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol
 
 from rng.cards import Card
 from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
 from server.games.wagers import Wager
 
-__all__ = ["DecisionRequest", "Phase", "Request", "RoundEngine"]
+__all__ = ["DecidingEngine", "DecisionRequest", "Phase", "Request", "RoundEngine", "WheelEngine"]
 
 
 class Phase(Enum):
@@ -78,3 +78,19 @@ class RoundEngine(Protocol):
     def provide_card(self, card: Card) -> Sequence[object]: ...
 
     def void(self, reason: str) -> Sequence[object]: ...
+
+
+class WheelEngine(RoundEngine, Protocol):
+    """A wheel game's round: it asks ``SpinRequest`` and takes the result (a compartment's
+    label for roulette, a section index for the Big Six Wheel)."""
+
+    def provide_spin(self, result: Any) -> Sequence[object]: ...
+
+
+class DecidingEngine(RoundEngine, Protocol):
+    """A round that asks players for decisions (``DecisionRequest``)."""
+
+    def decide(self, player_id: str, spot: str, decision: str) -> Sequence[object]: ...
+
+    def time_out(self, player_id: str) -> Sequence[object]:
+        """The player did not decide in time: the option that places no further money."""

@@ -1,0 +1,67 @@
+"""Time, injected (DESIGN.md principle 8): the runtime never reads the wall clock directly.
+
+``SystemClock`` uses the event loop's monotonic clock. ``ManualClock`` only moves when a test
+calls ``advance``, so tests of betting windows and decision deadlines never sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from typing import Protocol
+
+__all__ = ["Clock", "ManualClock", "SystemClock"]
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds on a monotonic scale."""
+
+    async def sleep_until(self, deadline: float) -> None: ...
+
+
+class SystemClock:
+    def now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    async def sleep_until(self, deadline: float) -> None:
+        delay = deadline - self.now()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+class ManualClock:
+    """A clock that stands still until ``advance`` is called."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = start
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._ids = itertools.count()
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep_until(self, deadline: float) -> None:
+        if deadline <= self._now:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._sleepers, (deadline, next(self._ids), future))
+        await future
+
+    async def advance(self, seconds: float) -> None:
+        """Move time forward, waking every sleeper whose deadline has come, then let the
+        woken tasks run."""
+        self._now += seconds
+        while self._sleepers and self._sleepers[0][0] <= self._now:
+            _, _, future = heapq.heappop(self._sleepers)
+            if not future.done():
+                future.set_result(None)
+        # Let the woken tasks run to their next wait (a table's step takes a few hops of the
+        # event loop: cancelled helpers, journal writes, deliveries).
+        for _ in range(100):
+            await asyncio.sleep(0)
+
+    @property
+    def sleepers(self) -> int:
+        return sum(1 for _, _, f in self._sleepers if not f.done())

@@ -1,0 +1,243 @@
+"""Each game, bound to the runtime: how a table's settings become rounds and chance answers.
+
+A ``GameTable`` is one table's game: it creates each round's engine, answers chance requests
+from ``rng`` (``deal_card``, ``spin``) and says what the table offers (spots, limits, rules).
+Adding a game adds one ``GameTable`` class and one entry in ``GAMES``; the runtime, the
+protocol and the server do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rng.cards import Card
+from rng.shoe import Draw, ShoeRules, VirtualShoe
+from rng.sources import RandomSource
+from rng.wheels import BIG_SIX_WHEEL, RouletteWheel, WheelType
+from server.games.big_six_wheel import BIG_SIX_PAYOUTS, BIG_SIX_SPOTS, BigSixRound, BigSixTable
+from server.games.roulette.layout import PAYOUT_ODDS, WagerKind, placements
+from server.games.roulette.round import RouletteRound, RouletteTable
+from server.games.round import RoundEngine
+
+__all__ = [
+    "GAMES",
+    "ConfigError",
+    "GameTable",
+    "TableSettings",
+    "build_game",
+]
+
+
+class ConfigError(ValueError):
+    """A table's configuration is not valid; the message names the table and the setting."""
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    """One table as the operator configures it (``[[tables]]`` in the TOML file)."""
+
+    id: str
+    name: str
+    game: str
+    betting_seconds: float = 15.0
+    pause_seconds: float = 4.0
+    decision_seconds: float = 12.0
+    seats: int = 7
+    minimum: int = 100
+    maximum: int = 500_000
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+class GameTable(Protocol):
+    game: str
+    variant: str
+    automated: bool
+
+    def new_round(self, round_id: str) -> RoundEngine: ...
+
+    def deal_card(self) -> Draw:
+        """The next card from this table's shoe (reshuffled by ``start_round`` as needed)."""
+
+    def spin(self) -> tuple[Any, dict[str, Any]]:
+        """A wheel result for ``provide_spin`` and its journal record."""
+
+    def start_round(self) -> dict[str, Any] | None:
+        """Called before each round: reshuffle when the cover card was reached. Returns the
+        new shoe's burn record (journaled; the exposed card is public) or None."""
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        """Rebuild a chance answer from its journal record (replay and recovery)."""
+
+    def sample_spots(self) -> list[str]:
+        """Spots a demo bot may bet on."""
+
+    def rules(self) -> dict[str, Any]:
+        """The rules and paytables players can read at the table (58 Pa. Code 810a.3)."""
+
+
+class _ShoeGame:
+    """Card games: a virtual shoe per table, reshuffled at a round's start after its cover
+    card was reached."""
+
+    def __init__(self, source: RandomSource, rules: ShoeRules, decks: int) -> None:
+        self.shoe = VirtualShoe(source, rules, decks)
+
+    def start_round(self) -> dict[str, Any] | None:
+        if not self.shoe.needs_reshuffle:
+            return None
+        reseed = getattr(self.shoe.source, "reseed", None)
+        if reseed is not None:
+            reseed(b"new shoe")
+        burn = self.shoe.shuffle()
+        return {
+            "shoe": self.shoe.shoe_number,
+            "exposed": burn.exposed.code if burn.exposed else None,
+            "burned": [card.code for card in burn.burned],
+        }
+
+    def deal_card(self) -> Draw:
+        return self.shoe.draw_recorded()
+
+    def spin(self) -> tuple[Any, dict[str, Any]]:
+        raise TypeError("a card game has no wheel")
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        if kind != "card":
+            raise ValueError(f"a card game cannot replay a {kind!r} record")
+        return Card.parse(payload["card"])
+
+
+class _WheelGame:
+    def start_round(self) -> dict[str, Any] | None:
+        return None
+
+    def deal_card(self) -> Draw:
+        raise TypeError("a wheel game deals no cards")
+
+
+def _option(settings: TableSettings, name: str, default: Any, kind: type) -> Any:
+    value = settings.options.get(name, default)
+    if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
+        raise ConfigError(f"table {settings.id}: {name} must be a {kind.__name__}, not {value!r}")
+    return value
+
+
+class RouletteGame(_WheelGame):
+    """Roulette (617a) on one of the three wheel types."""
+
+    game = "roulette"
+    automated = False
+
+    def __init__(self, settings: TableSettings, source: RandomSource) -> None:
+        wheel = _option(settings, "wheel", "single_zero", str)
+        try:
+            self.wheel_type = WheelType(wheel)
+        except ValueError:
+            choices = ", ".join(w.value for w in WheelType)
+            raise ConfigError(f"table {settings.id}: wheel must be one of {choices}") from None
+        self.variant = self.wheel_type.value
+        self.table = RouletteTable(
+            self.wheel_type,
+            five_adjacent_offered=_option(settings, "five_adjacent", True, bool),
+            minimum=settings.minimum,
+            maximum=settings.maximum,
+        )
+        self.wheel = RouletteWheel(self.wheel_type)
+        self.source = source
+
+    def new_round(self, round_id: str) -> RoundEngine:
+        return RouletteRound(self.table, round_id)
+
+    def spin(self) -> tuple[Any, dict[str, Any]]:
+        spin = self.wheel.spin(self.source)
+        label = spin.pocket.label
+        return label, {"result": label, "bound": spin.bound, "value": spin.value}
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        if kind != "spin":
+            raise ValueError(f"roulette cannot replay a {kind!r} record")
+        return str(payload["result"])
+
+    def sample_spots(self) -> list[str]:
+        kinds = [
+            WagerKind.STRAIGHT,
+            WagerKind.SPLIT,
+            WagerKind.RED,
+            WagerKind.BLACK,
+            WagerKind.DOZEN,
+            WagerKind.COLUMN,
+            WagerKind.ODD,
+            WagerKind.EVEN,
+        ]
+        return [p.spot for kind in kinds for p in placements(kind, self.wheel_type)]
+
+    def rules(self) -> dict[str, Any]:
+        return {
+            "summary": (
+                "Roulette (58 Pa. Code 617a) on a "
+                + self.wheel_type.value.replace("_", " ")
+                + " wheel. Bet on where the ball comes to rest; payouts per 617a.4."
+            ),
+            "paytables": {"roulette": {k.value: f"{v} to 1" for k, v in PAYOUT_ODDS.items()}},
+        }
+
+
+class BigSixGame(_WheelGame):
+    """Big Six Wheel (619a)."""
+
+    game = "big_six"
+    variant = "standard"
+    automated = False
+
+    def __init__(self, settings: TableSettings, source: RandomSource) -> None:
+        self.table = BigSixTable(minimum=settings.minimum, maximum=settings.maximum)
+        self.source = source
+
+    def new_round(self, round_id: str) -> RoundEngine:
+        return BigSixRound(self.table, round_id)
+
+    def spin(self) -> tuple[Any, dict[str, Any]]:
+        spin = BIG_SIX_WHEEL.spin(self.source)
+        record = {
+            "result": spin.section,
+            "symbol": spin.symbol.value,
+            "bound": spin.bound,
+            "value": spin.value,
+        }
+        return spin.section, record
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        if kind != "spin":
+            raise ValueError(f"the Big Six Wheel cannot replay a {kind!r} record")
+        return int(payload["result"])
+
+    def sample_spots(self) -> list[str]:
+        return list(BIG_SIX_SPOTS)
+
+    def rules(self) -> dict[str, Any]:
+        return {
+            "summary": "Big Six Wheel (58 Pa. Code 619a): bet on the symbol the wheel stops on.",
+            "paytables": {
+                "big_six": {
+                    spot: f"{BIG_SIX_PAYOUTS[sym]} to 1" for spot, sym in BIG_SIX_SPOTS.items()
+                }
+            },
+        }
+
+
+GameFactory = Callable[[TableSettings, RandomSource], GameTable]
+GAMES: dict[str, GameFactory] = {
+    "roulette": RouletteGame,
+    "big_six": BigSixGame,
+}
+
+
+def build_game(settings: TableSettings, source: RandomSource) -> GameTable:
+    factory = GAMES.get(settings.game)
+    if factory is None:
+        raise ConfigError(
+            f"table {settings.id}: unknown game {settings.game!r} (one of {', '.join(GAMES)})"
+        )
+    return factory(settings, source)

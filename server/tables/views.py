@@ -1,0 +1,78 @@
+"""What each viewer may see of an engine event (DESIGN.md "Tables, protocol and clients").
+
+Events become wire dictionaries here: cards as codes, enums as values, exact odds as "p/q".
+Two rules keep secrets:
+
+- a card dealt face down (the Down Under Blackjack hole card) or burned is sent without its
+  identity — every viewer learns that a card was dealt, nobody learns which until an event
+  reveals it;
+- a wager, its acceptance, cancellation and settlement — anything about one player's bet —
+  belong to the player who made it: ``audience`` names that player and nobody else receives
+  the event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from enum import Enum
+from fractions import Fraction
+from typing import Any
+
+from rng.cards import Card
+from server.games.events import CardBurned, CardDealt
+from server.games.wagers import Settlement, Wager
+
+__all__ = ["audience", "event_name", "public_data", "to_wire"]
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def event_name(event: object) -> str:
+    """``CardDealt`` → ``card_dealt``."""
+    return _CAMEL.sub("_", type(event).__name__).lower()
+
+
+def to_wire(value: Any) -> Any:
+    """A JSON/MessagePack-compatible copy of an event field."""
+    if isinstance(value, Card):
+        return value.code
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    if isinstance(value, bool | int | str | float) or value is None:
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_wire(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_wire(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_wire(v) for v in value]
+    return str(value)
+
+
+def audience(event: object) -> str | None:
+    """The one player an event is for, or None when every viewer may see it."""
+    wager = getattr(event, "wager", None)
+    if isinstance(wager, Wager):
+        return wager.player_id
+    settlement = getattr(event, "settlement", None)
+    if isinstance(settlement, Settlement):
+        return settlement.wager.player_id
+    # Anything else about one player's bet (a progressive contribution or award) is theirs.
+    player, bet = getattr(event, "player_id", None), getattr(event, "bet_id", None)
+    if isinstance(player, str) and isinstance(bet, str):
+        return player
+    return None
+
+
+def public_data(event: object) -> dict[str, Any]:
+    """The event's fields as its audience may see them (round id dropped: it travels in the
+    envelope)."""
+    data = to_wire(event)
+    assert isinstance(data, dict)
+    data.pop("round_id", None)
+    if (isinstance(event, CardDealt) and not event.face_up) or isinstance(event, CardBurned):
+        data.pop("card", None)
+    return data

@@ -1,0 +1,132 @@
+"""The table runtime: rounds on an injected clock, money through the ledger, the journal
+written before anything is revealed, and per-viewer views."""
+
+from __future__ import annotations
+
+import asyncio
+
+from server.journal import RoundStatus
+from tests.tables.harness import Harness, RecordingViewer
+
+
+def run(coro: object) -> None:
+    asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def test_a_roulette_round_from_bet_to_settlement() -> None:
+    async def scenario() -> None:
+        h = Harness("roulette", wheel="single_zero")
+        h.fund("alice")
+        alice, bob = RecordingViewer("alice"), RecordingViewer("bob")
+        h.table.add_viewer(alice, "player")
+        h.table.add_viewer(bob, "spectator")
+        await h.start()
+        round_id = h.table.round_id
+        assert h.table.phase == "betting" and round_id == "t1.1"
+        reply = await h.table.submit(
+            "place", "alice", round_id=round_id, bet_id="b1", spot="red", amount=500
+        )
+        assert reply.error is None and reply.data["balance"] == 9_500
+        again = await h.table.submit(
+            "place", "alice", round_id=round_id, bet_id="b1", spot="red", amount=500
+        )
+        assert (
+            again.data["retried"] and h.balance("alice") == 9_500
+        )  # a retry is never charged twice
+        await h.clock.advance(10)  # betting window over: no more bets, spin, settle
+        assert h.journal.status(round_id) is RoundStatus.SETTLED
+        settled = [e for e in alice.events("wager_settled")]
+        assert len(settled) == 1
+        returned = settled[0].data["settlement"]["returned"]
+        assert returned in (0, 1_000)
+        assert h.balance("alice") == 9_500 + returned
+        assert h.ledger.total() == 0 and h.ledger.reconcile() == {}
+        # Bob sees the ball land but nothing of Alice's bet.
+        assert bob.events("ball_landed") and not bob.events("bet_accepted")
+        assert not bob.events("wager_settled")
+        kinds = [r.kind for r in h.journal.records(round_id)]
+        assert kinds == ["opened", "bet", "closed", "spin", "settled"]
+        seqs = [e.seq for e in alice.events()]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+        await h.stop()
+
+    run(scenario())
+
+
+def test_bets_are_refused_with_clear_codes() -> None:
+    async def scenario() -> None:
+        h = Harness("roulette", wheel="double_zero")
+        h.fund("alice", 1_000)
+        await h.start()
+        r = h.table.round_id
+        cases = [
+            (dict(round_id="t1.99", bet_id="x", spot="red", amount=500), "round_not_open"),
+            (dict(round_id=r, bet_id="x", spot="split:1-5", amount=500), "illegal_placement"),
+            (dict(round_id=r, bet_id="x", spot="red", amount=50), "below_minimum"),
+            (dict(round_id=r, bet_id="x", spot="red", amount=200_000), "above_maximum"),
+            (dict(round_id=r, bet_id="x", spot="red", amount=5_000), "insufficient_funds"),
+        ]
+        for args, code in cases:
+            reply = await h.table.submit("place", "alice", **args)
+            assert reply.error is not None and reply.error[0] == code, (args, reply)
+        assert h.balance("alice") == 1_000
+        ok = await h.table.submit(
+            "place", "alice", round_id=r, bet_id="b1", spot="black", amount=500
+        )
+        assert ok.error is None
+        other = await h.table.submit(
+            "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
+        )
+        assert other.error is not None and other.error[0] == "duplicate_bet_id"
+        cancel = await h.table.submit("cancel", "alice", round_id=r, bet_id="b1")
+        assert cancel.error is None and h.balance("alice") == 1_000
+        reuse = await h.table.submit(
+            "place", "alice", round_id=r, bet_id="b1", spot="black", amount=500
+        )
+        assert reuse.error is not None and reuse.error[0] == "duplicate_bet_id"
+        await h.clock.advance(10)
+        late = await h.table.submit(
+            "place", "alice", round_id=r, bet_id="b2", spot="red", amount=500
+        )
+        assert late.error is not None and late.error[0] in ("betting_closed", "not_in_phase")
+        assert h.ledger.total() == 0 and h.ledger.reconcile() == {}
+        await h.stop()
+
+    run(scenario())
+
+
+def test_rounds_follow_each_other_and_repeat_bets() -> None:
+    async def scenario() -> None:
+        h = Harness("big_six")
+        h.fund("alice")
+        await h.start()
+        first = h.table.round_id
+        await h.table.submit("place", "alice", round_id=first, bet_id="a", spot="one", amount=100)
+        await h.table.submit("place", "alice", round_id=first, bet_id="b", spot="joker", amount=200)
+        await h.clock.advance(10)
+        await h.clock.advance(2)  # the pause between rounds
+        second = h.table.round_id
+        assert second == "t1.2" and h.table.phase == "betting"
+        reply = await h.table.submit("repeat", "alice", round_id=second, prefix="rep")
+        assert reply.error is None and [b["spot"] for b in reply.data["bets"]] == ["one", "joker"]
+        await h.clock.advance(10)
+        assert h.journal.status(second) is RoundStatus.SETTLED
+        assert h.ledger.total() == 0 and h.ledger.balance("wagers:open") == 0
+        await h.stop()
+
+    run(scenario())
+
+
+def test_stopping_a_table_voids_the_open_round_and_returns_every_wager() -> None:
+    async def scenario() -> None:
+        h = Harness("roulette")
+        h.fund("alice")
+        await h.start()
+        r = h.table.round_id
+        await h.table.submit("place", "alice", round_id=r, bet_id="b1", spot="red", amount=700)
+        assert h.balance("alice") == 9_300
+        await h.stop()
+        assert h.journal.status(r) is RoundStatus.VOIDED
+        assert h.balance("alice") == 10_000 and h.ledger.balance("wagers:open") == 0
+
+    run(scenario())
