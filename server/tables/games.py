@@ -55,7 +55,9 @@ class GameTable(Protocol):
     variant: str
     automated: bool
 
-    def new_round(self, round_id: str) -> RoundEngine: ...
+    def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
+        """A new round's engine. ``replay`` rebuilds a journaled round: no live state such as
+        a progressive meter may change."""
 
     def deal_card(self) -> Draw:
         """The next card from this table's shoe (reshuffled by ``start_round`` as needed)."""
@@ -147,7 +149,7 @@ class RouletteGame(_WheelGame):
         self.wheel = RouletteWheel(self.wheel_type)
         self.source = source
 
-    def new_round(self, round_id: str) -> RoundEngine:
+    def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
         return RouletteRound(self.table, round_id)
 
     def spin(self) -> tuple[Any, dict[str, Any]]:
@@ -195,7 +197,7 @@ class BigSixGame(_WheelGame):
         self.table = BigSixTable(minimum=settings.minimum, maximum=settings.maximum)
         self.source = source
 
-    def new_round(self, round_id: str) -> RoundEngine:
+    def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
         return BigSixRound(self.table, round_id)
 
     def spin(self) -> tuple[Any, dict[str, Any]]:

@@ -102,6 +102,9 @@ class Ledger(Protocol):
     def history(self, account: str) -> list[tuple[str, Transfer]]:
         """(batch key, transfer) for every transfer touching ``account``, oldest first."""
 
+    def round_transfers(self, round_id: str) -> list[tuple[str, Transfer]]:
+        """(batch key, transfer) for every transfer of ``round_id``, oldest first."""
+
     def reconcile(self) -> dict[str, tuple[int, int]]:
         """Accounts whose cached balance differs from the ledger: {account: (cached, derived)}."""
 

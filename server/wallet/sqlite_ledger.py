@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS transfers (
 );
 CREATE INDEX IF NOT EXISTS transfers_source ON transfers(source);
 CREATE INDEX IF NOT EXISTS transfers_destination ON transfers(destination);
+CREATE INDEX IF NOT EXISTS transfers_round ON transfers(round_id);
 """
 
 
@@ -149,15 +150,21 @@ class SqliteLedger:
         )
         return PostResult(key, True, seq)
 
-    def history(self, account: str) -> list[tuple[str, Transfer]]:
+    def _select(self, where: str, arg: str) -> list[tuple[str, Transfer]]:
         with self._lock:
             rows = self._db.execute(
                 "SELECT b.key, t.source, t.destination, t.amount, t.kind, t.round_id, t.bet_id "
-                "FROM transfers t JOIN batches b ON b.seq = t.batch_seq "
-                "WHERE t.source = ?1 OR t.destination = ?1 ORDER BY t.batch_seq, t.idx",
-                (account,),
+                f"FROM transfers t JOIN batches b ON b.seq = t.batch_seq WHERE {where} "
+                "ORDER BY t.batch_seq, t.idx",
+                (arg,),
             ).fetchall()
         return [(r[0], Transfer(r[1], r[2], int(r[3]), r[4], r[5], r[6])) for r in rows]
+
+    def history(self, account: str) -> list[tuple[str, Transfer]]:
+        return self._select("t.source = ?1 OR t.destination = ?1", account)
+
+    def round_transfers(self, round_id: str) -> list[tuple[str, Transfer]]:
+        return self._select("t.round_id = ?1", round_id)
 
     def reconcile(self) -> dict[str, tuple[int, int]]:
         with self._lock:

@@ -1,0 +1,107 @@
+"""After a crash or restart: finish every round the journal shows as still open.
+
+A round whose outcome was fully journaled (every card or wheel result the engine needed)
+is **completed**: replayed, and every settlement posted (the ledger's batch keys make posts
+that already happened no-ops). Any other round is **voided**: every wager still open in the
+ledger for that round is returned — including one debited an instant before the crash and
+never journaled. Either way the journal records it and the players concerned are told.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from server.games.events import WagerSettled
+from server.games.round import Phase
+from server.journal.journal import Journal, RoundStatus
+from server.tables.games import GameTable
+from server.tables.money import post_settlement
+from server.tables.replay import replay_round
+from server.wallet.ledger import OPEN_WAGERS, Ledger, Transfer
+
+__all__ = ["Recovered", "recover_open_rounds", "void_in_ledger"]
+
+log = logging.getLogger("croupier.recovery")
+
+
+@dataclass(frozen=True)
+class Recovered:
+    table_id: str
+    round_id: str
+    outcome: str  # "completed" or "voided"
+    players: tuple[str, ...]
+
+
+def void_in_ledger(ledger: Ledger, round_id: str) -> set[str]:
+    """Return every wager of ``round_id`` still held in ``wagers:open``; the players paid.
+
+    Every batch that moves a wager's money is keyed ``<kind>:<round>:<player>:<bet>``
+    (``server.tables.money``), so the part after the round identifies the wager.
+    """
+    held: dict[str, int] = defaultdict(int)
+    payer: dict[str, str] = {}
+    prefix_length = len(round_id) + 1
+    for key, t in ledger.round_transfers(round_id):
+        wager = key.partition(":")[2][prefix_length:]
+        if t.destination == OPEN_WAGERS:
+            held[wager] += t.amount
+            payer[wager] = t.source
+        elif t.source == OPEN_WAGERS:
+            held[wager] -= t.amount
+    paid = set()
+    for wager, amount in held.items():
+        if amount > 0:
+            account = payer[wager]
+            ledger.post(
+                f"void:{round_id}:{wager}",
+                [
+                    Transfer(
+                        OPEN_WAGERS, account, amount, "void", round_id, wager.rsplit(":", 1)[-1]
+                    )
+                ],
+            )
+            paid.add(account.removeprefix("player:"))
+    return paid
+
+
+def recover_open_rounds(
+    journal: Journal,
+    ledger: Ledger,
+    games: Mapping[str, GameTable],
+    announce: Callable[[Recovered], None] | None = None,
+) -> list[Recovered]:
+    done: list[Recovered] = []
+    for table_id, round_id in journal.open_rounds():
+        records = journal.records(round_id)
+        game = games.get(table_id)
+        players: set[str] = {r.payload["player"] for r in records if r.kind == "bet"}
+        outcome = "voided"
+        if game is not None:
+            try:
+                replayed = replay_round(game, round_id, records)
+            except Exception:  # a journal the engine cannot replay: void, never guess
+                log.exception("round %s cannot be replayed; voiding it", round_id)
+            else:
+                if replayed.engine.phase is Phase.SETTLED:
+                    for event in replayed.events:
+                        if isinstance(event, WagerSettled):
+                            post_settlement(ledger, round_id, event.settlement)
+                    outcome = "completed"
+        players |= void_in_ledger(ledger, round_id)
+        if outcome == "completed":
+            journal.finish_round(round_id, RoundStatus.SETTLED, {"recovered": True})
+        else:
+            journal.finish_round(
+                round_id,
+                RoundStatus.VOIDED,
+                {"reason": "interrupted by a restart", "recovered": True},
+            )
+        item = Recovered(table_id, round_id, outcome, tuple(sorted(players)))
+        log.warning("recovered round %s of table %s: %s", round_id, table_id, outcome)
+        if announce is not None:
+            announce(item)
+        done.append(item)
+    return done

@@ -1,0 +1,60 @@
+"""Rebuild a round from its journal: feed the recorded inputs to a fresh engine.
+
+Engines are pure functions of their inputs, so replaying a round's records reproduces every
+event it produced — the cards, the decisions, the settlements. Game recall, ``croupier
+replay`` and crash recovery all use this one path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from server.games.round import DecidingEngine, RoundEngine, WheelEngine
+from server.games.wagers import Wager
+from server.journal.journal import JournalRecord
+from server.tables.games import GameTable
+
+__all__ = ["Replayed", "replay_round"]
+
+
+@dataclass
+class Replayed:
+    engine: RoundEngine
+    events: list[object]
+    finished: str | None  # "settled", "voided" or None (the journal ends mid-round)
+
+
+def replay_round(game: GameTable, round_id: str, records: Sequence[JournalRecord]) -> Replayed:
+    """Replay ``records`` (a round's journal, ``opened`` first) into a new engine."""
+    engine = game.new_round(round_id, replay=True)
+    events: list[object] = list(engine.open())
+    finished = None
+    for record in records:
+        p = record.payload
+        kind = record.kind
+        if kind == "opened":
+            continue
+        if kind == "bet":
+            events += engine.place(Wager(p["bet_id"], p["player"], p["spot"], p["amount"]))
+        elif kind == "cancel":
+            events += engine.cancel(p["player"], p["bet_id"])
+        elif kind == "closed":
+            events += engine.close_betting()
+        elif kind == "card":
+            events += engine.provide_card(game.answer_from_record(kind, p))
+        elif kind == "spin":
+            events += cast(WheelEngine, engine).provide_spin(game.answer_from_record(kind, p))
+        elif kind == "decision":
+            events += cast(DecidingEngine, engine).decide(p["player"], p["spot"], p["decision"])
+        elif kind == "timeout":
+            events += cast(DecidingEngine, engine).time_out(p["player"])
+        elif kind == "settled":
+            finished = "settled"
+        elif kind == "voided":
+            events += engine.void(p.get("reason", "voided"))
+            finished = "voided"
+        else:
+            raise ValueError(f"round {round_id}: unknown journal record {kind!r}")
+    return Replayed(engine, events, finished)
