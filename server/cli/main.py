@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from server import __version__
-from server.cli import par_sheet_command, rng_commands, serve_command
+from server.cli import bot_command, par_sheet_command, rng_commands, serve_command
 
 __all__ = ["build_parser", "main"]
 
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve_command.register(commands)
     rng_commands.register(commands)
     par_sheet_command.register(commands)
+    bot_command.register(commands)
     return parser
 
 

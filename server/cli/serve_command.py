@@ -1,29 +1,62 @@
-"""``croupier serve``: run the table server.
-
-The WebSocket server lands with the table-server issue; until then the command reports the
-version and what the installation can already do, so the README's run command is real.
-"""
+"""``croupier serve``: run the table server on its embedded default, or on a configuration."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
-from server import __version__
+from server.config import ConfigError, load_config
+
+
+def default_data_dir() -> Path:
+    """A per-user folder: ``$XDG_DATA_HOME/croupier`` or ``~/.local/share/croupier``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "croupier"
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("serve", help="run the table server on its embedded default")
+    parser = commands.add_parser(
+        "serve",
+        help="run the table server (embedded default: no Redis, SQLite under --data-dir)",
+        description="Run the table server. WebSocket on /ws; /healthz, /readyz and /metrics "
+        "on the same port. Without --config, a demo lobby with a table of every game.",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--config", type=Path, help="tables and settings (TOML)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help=f"where the ledger and journal live (default {default_data_dir()})",
+    )
+    parser.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning", "error"]
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.cli.main import build_parser, subcommand_names
+    from server.net.app import Service, configure_logging
 
-    print(f"croupier {__version__}")
-    print("The table server (WebSocket on /ws) is not part of this release yet.")
-    print("Available subcommands: " + ", ".join(subcommand_names(build_parser())))
-    print("Try: croupier rng certify --quick --out certify-report")
+    configure_logging(args.log_level)
+    try:
+        settings = load_config(args.config)
+    except ConfigError as exc:
+        print(f"croupier serve: {exc}", file=sys.stderr)
+        return 2
+    data_dir = args.data_dir or default_data_dir()
+    service = Service(settings, data_dir, host=args.host, port=args.port)
+    try:
+        asyncio.run(service.run_forever())
+    except OSError as exc:
+        print(
+            f"croupier serve: cannot listen on {args.host}:{args.port}: {exc.strerror}",
+            file=sys.stderr,
+        )
+        return 1
     return 0

@@ -36,6 +36,7 @@ __all__ = [
     "Left",
     "ListTables",
     "Lobby",
+    "Notice",
     "Ping",
     "PlaceBet",
     "Pong",
@@ -183,13 +184,25 @@ CLIENT_MESSAGES: Final = ClientMessage.__args__
 
 
 class Welcome(_Message, tag="welcome"):
+    """``token`` lets the same player come back (``hello`` with it) after a reconnect."""
+
     version: int
     player_id: str
     name: str
     balance: int
     currency: str
     play_money: bool
+    token: str
     ref: Ref = None
+
+
+class Notice(_Message, tag="notice"):
+    """Something the player must be told, e.g. a round of theirs voided after a restart."""
+
+    code: str
+    message: str
+    table: str | None = None
+    round: str | None = None
 
 
 class TableSummary(msgspec.Struct, frozen=True):
@@ -241,9 +254,13 @@ class TableSnapshot(msgspec.Struct, frozen=True):
 
 
 class Joined(_Message, tag="joined"):
+    """``resumed``: the events after the client's ``last_seq`` were sent just before this
+    message; otherwise the snapshot is the whole state."""
+
     table: str
     role: str
     snapshot: TableSnapshot
+    resumed: bool = False
     ref: Ref = None
 
 
@@ -299,6 +316,7 @@ class Rules(_Message, tag="rules"):
     summary: str
     paytables: dict[str, Any]
     limits: dict[str, int]
+    spots: list[str]
     ref: Ref = None
 
 
@@ -318,6 +336,7 @@ class ErrorMessage(_Message, tag="error"):
 
 ServerMessage = (
     Welcome
+    | Notice
     | Lobby
     | TableEvent
     | Joined

@@ -114,7 +114,8 @@ class TableRuntime:
         self.closes_at: float | None = None
         self.decision: tuple[DecisionRequest, float] | None = None
         self.viewers: dict[Viewer, str] = {}
-        self.seated: set[str] = set()
+        self._held: dict[str, float] = {}  # dropped players' seats, held until then
+        self.grace_seconds = 60.0
         self.last_results: deque[str] = deque(maxlen=20)
         self.cards: dict[str, list[str]] = {}
         self.available = True
@@ -130,17 +131,29 @@ class TableRuntime:
 
     # --- viewers -----------------------------------------------------------------------------
 
+    @property
+    def seated(self) -> set[str]:
+        """Players holding a seat: connected, or dropped less than ``grace_seconds`` ago."""
+        now = self.clock.now()
+        for player, until in list(self._held.items()):
+            if until <= now:
+                del self._held[player]
+        players = {v.player_id for v, role in self.viewers.items() if role == "player"}
+        return players | set(self._held)
+
     def add_viewer(self, viewer: Viewer, role: str) -> None:
         self.viewers[viewer] = role
-        if role == "player":
-            self.seated.add(viewer.player_id)
+        self._held.pop(viewer.player_id, None)
 
     def remove_viewer(self, viewer: Viewer) -> None:
+        """The viewer left on purpose: the seat is free at once."""
+        self.viewers.pop(viewer, None)
+
+    def drop_viewer(self, viewer: Viewer) -> None:
+        """The connection dropped: hold the seat for ``grace_seconds``. Bets stand."""
         role = self.viewers.pop(viewer, None)
-        if role == "player" and not any(
-            v.player_id == viewer.player_id and r == "player" for v, r in self.viewers.items()
-        ):
-            self.seated.discard(viewer.player_id)
+        if role == "player":
+            self._held[viewer.player_id] = self.clock.now() + self.grace_seconds
 
     def replay_since(self, viewer: Viewer, last_seq: int) -> bool:
         """Send ``viewer`` every event after ``last_seq`` it may see; False if some of them are

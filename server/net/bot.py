@@ -1,0 +1,212 @@
+"""``croupier bot``: a demo player that places random legal bets for N rounds.
+
+Operators smoke-test a deployment with it, and the load tests build on it. It joins a table,
+bets on each round (one to three wagers on the table's spots, amounts between the minimum
+and five times it), answers every decision the table asks of it, and at the end checks its
+balance arithmetic against the server's game recall: the final balance must equal the
+starting balance minus what it wagered plus what it was paid, round by round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+from server.protocol.codec import decode_server, encode
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    BalanceChanged,
+    BetAccepted,
+    Decide,
+    ErrorMessage,
+    GetRecall,
+    GetRules,
+    Hello,
+    Join,
+    Joined,
+    PlaceBet,
+    Recall,
+    Rules,
+    ServerMessage,
+    TableEvent,
+    Welcome,
+)
+
+__all__ = ["BotReport", "run_bot"]
+
+
+@dataclass
+class BotReport:
+    table: str
+    rounds: int = 0
+    bets: int = 0
+    wagered: int = 0
+    returned: int = 0
+    starting_balance: int = 0
+    final_balance: int = 0
+    errors: list[str] = field(default_factory=list)
+    recall_checked: int = 0
+    recall_matches: bool = False
+
+    @property
+    def arithmetic_ok(self) -> bool:
+        return self.final_balance == self.starting_balance - self.wagered + self.returned
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "rounds": self.rounds,
+            "bets": self.bets,
+            "wagered": self.wagered,
+            "won": self.returned - self.wagered,
+            "returned": self.returned,
+            "starting_balance": self.starting_balance,
+            "final_balance": self.final_balance,
+            "balance_arithmetic_ok": self.arithmetic_ok,
+            "recall_rounds_checked": self.recall_checked,
+            "recall_matches": self.recall_matches,
+            "errors": self.errors,
+        }
+
+
+class _Bot:
+    def __init__(self, ws: ClientConnection, table: str, rounds: int, rng: random.Random) -> None:
+        self.ws = ws
+        self.table = table
+        self.target = rounds
+        self.rng = rng
+        self.report = BotReport(table)
+        self.spots: list[str] = []
+        self.minimum = self.maximum = 0
+        self.balance = 0
+        self.my_rounds: dict[str, dict[str, int]] = {}  # round -> wagered/returned
+        self.ref = 0
+
+    async def send(self, message: Any) -> None:
+        await self.ws.send(encode(message))
+
+    async def expect(self, kind: type) -> Any:
+        while True:
+            message = await self.receive()
+            if isinstance(message, kind):
+                return message
+
+    async def receive(self) -> ServerMessage:
+        message = decode_server(await self.ws.recv(decode=False))
+        if isinstance(message, ErrorMessage):
+            self.report.errors.append(f"{message.code}: {message.message}")
+        elif isinstance(message, BalanceChanged):
+            self.balance = message.balance
+        return message
+
+    async def run(self) -> BotReport:
+        await self.send(Hello(version=PROTOCOL_VERSION, name="bot"))
+        welcome: Welcome = await self.expect(Welcome)
+        self.player = welcome.player_id
+        self.balance = self.report.starting_balance = welcome.balance
+        await self.send(GetRules(table=self.table))
+        rules = await self._expect_or_error(Rules)
+        if rules is None:
+            return self.report
+        self.spots = rules.spots
+        self.minimum, self.maximum = rules.limits["minimum"], rules.limits["maximum"]
+        await self.send(Join(table=self.table, role="player"))
+        joined = await self._expect_or_error(Joined)
+        if joined is None:
+            return self.report
+        if joined.snapshot.phase == "betting" and joined.snapshot.round:
+            await self.bet(joined.snapshot.round)
+        while self.report.rounds < self.target:
+            message = await self.receive()
+            if isinstance(message, BetAccepted):
+                self.report.bets += 1
+                self.report.wagered += message.amount
+                self.my_rounds.setdefault(message.round, {"wagered": 0, "returned": 0})
+                self.my_rounds[message.round]["wagered"] += message.amount
+                self.balance = message.balance
+            elif isinstance(message, TableEvent):
+                await self.on_event(message)
+        self.report.final_balance = self.balance
+        await self.check_recall()
+        return self.report
+
+    async def _expect_or_error(self, kind: type) -> Any:
+        while True:
+            message = await self.receive()
+            if isinstance(message, kind):
+                return message
+            if isinstance(message, ErrorMessage):
+                return None
+
+    async def on_event(self, event: TableEvent) -> None:
+        if event.event == "betting_opened":
+            await self.bet(event.round)
+        elif event.event == "decision_requested" and event.data.get("player_id") == self.player:
+            options = event.data["options"]
+            await self.send(
+                Decide(
+                    table=self.table,
+                    round=event.round,
+                    spot=event.data["spot"],
+                    decision=self.rng.choice(options),
+                )
+            )
+        elif event.event == "wager_settled":
+            returned = int(event.data["settlement"]["returned"])
+            self.report.returned += returned
+            self.my_rounds.setdefault(event.round, {"wagered": 0, "returned": 0})
+            self.my_rounds[event.round]["returned"] += returned
+        elif event.event in ("round_settled", "round_voided") and event.round in self.my_rounds:
+            self.report.rounds += 1
+
+    async def bet(self, round_id: str) -> None:
+        for n in range(self.rng.randint(1, 3)):
+            spot = self.rng.choice(self.spots)
+            # A Five Adjacent Numbers wager is five equal straight wagers (617a.3(e)(1)(iii)).
+            unit = self.minimum * (5 if spot.startswith("five_adjacent") else 1)
+            most = min(self.maximum, unit * 5, self.balance // 3) // unit
+            if most < 1:
+                return
+            self.ref += 1
+            await self.send(
+                PlaceBet(
+                    table=self.table,
+                    round=round_id,
+                    bet_id=f"{round_id}-{n}",
+                    spot=spot,
+                    amount=unit * self.rng.randint(1, most),
+                    ref=self.ref,
+                )
+            )
+
+    async def check_recall(self) -> None:
+        await self.send(GetRecall(table=self.table))
+        recall: Recall = await self.expect(Recall)
+        matched = 0
+        for item in recall.rounds:
+            mine = self.my_rounds.get(item.round)
+            if mine is None:
+                continue
+            if (item.wagered, item.returned) != (mine["wagered"], mine["returned"]):
+                self.report.errors.append(
+                    f"recall of {item.round} says wagered {item.wagered} returned {item.returned}; "
+                    f"the bot saw {mine['wagered']} and {mine['returned']}"
+                )
+                self.report.recall_checked = matched
+                return
+            matched += 1
+        self.report.recall_checked = matched
+        self.report.recall_matches = matched > 0 or not self.my_rounds
+
+
+async def run_bot(
+    url: str, table: str, rounds: int, *, seed: int | None = None, timeout: float = 600.0
+) -> BotReport:
+    rng = random.Random(seed)  # bets only: nothing about the game's outcomes
+    async with connect(url, compression=None, max_size=1 << 20) as ws:
+        bot = _Bot(ws, table, rounds, rng)
+        return await asyncio.wait_for(bot.run(), timeout)

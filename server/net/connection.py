@@ -1,0 +1,369 @@
+"""One WebSocket connection: hello, then requests, each answered or refused with a code.
+
+Bad input never reaches a table: frames are decoded and validated first (``codec``), a
+connection that sends faster than ``rate`` messages a second is refused with
+``rate_limited``, and one that floods (several times the limit) is closed with 4008. A
+viewer whose outgoing buffer passes ``max_backlog`` bytes is too slow to follow the table:
+it is disconnected with 4009 and may resume from its last sequence number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
+
+from server.net.metrics import Metrics
+from server.protocol.codec import ProtocolError, decode_client, encode
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    BetAccepted,
+    BetCancelled,
+    CancelBet,
+    ClientMessage,
+    Decide,
+    ErrorMessage,
+    GetRecall,
+    GetRules,
+    Hello,
+    Join,
+    Joined,
+    Leave,
+    Left,
+    ListTables,
+    Lobby,
+    Ping,
+    PlaceBet,
+    Pong,
+    Recall,
+    RepeatBets,
+    Resume,
+    ServerMessage,
+    Welcome,
+)
+from server.tables.casino import AuthError, Casino, Player
+from server.tables.runtime import Reply, TableRuntime
+
+__all__ = ["ConnectionLimits", "serve_connection"]
+
+log = logging.getLogger("croupier.net")
+
+CLOSE_FLOOD = 4008
+CLOSE_TOO_SLOW = 4009
+CLOSE_NO_HELLO = 4001
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    rate: float = 30.0  # messages per second, sustained
+    burst: float = 60.0
+    flood_factor: float = 4.0  # refused messages beyond burst × this: close the connection
+    max_backlog: int = 1 << 20  # bytes waiting in the outgoing buffer
+    hello_timeout: float = 10.0
+
+
+class _Viewer:
+    """What a table sees of this connection."""
+
+    def __init__(self, session: _Session) -> None:
+        self.session = session
+        self.player_id = session.player.player_id if session.player else ""
+
+    def deliver(self, frame: bytes) -> None:
+        self.session.send_frame(frame)
+
+
+class _Session:
+    def __init__(
+        self, ws: ServerConnection, casino: Casino, metrics: Metrics, limits: ConnectionLimits
+    ) -> None:
+        self.ws = ws
+        self.casino = casino
+        self.metrics = metrics
+        self.limits = limits
+        self.player: Player | None = None
+        self.viewers: dict[str, _Viewer] = {}
+        self.tokens = limits.burst
+        self.last_refill = asyncio.get_running_loop().time()
+        self.refused = 0.0
+        self.closing = False
+
+    # --- sending -----------------------------------------------------------------------------
+
+    def send(self, message: ServerMessage) -> None:
+        self.send_frame(encode(message))
+
+    def send_frame(self, frame: bytes) -> None:
+        if self.closing or self.ws.state is not State.OPEN:
+            return
+        transport = self.ws.transport
+        if transport is not None and transport.get_write_buffer_size() > self.limits.max_backlog:
+            self.metrics.inc("croupier_slow_viewers_disconnected_total")
+            self._close(CLOSE_TOO_SLOW, "too slow to follow the table; resume from your last seq")
+            return
+        broadcast([self.ws], frame)
+        self.metrics.inc("croupier_frames_sent_total")
+
+    def _close(self, code: int, reason: str) -> None:
+        if not self.closing:
+            self.closing = True
+            asyncio.get_running_loop().create_task(self.ws.close(code, reason))
+
+    def error(self, code: str, message: str, value: Any = None, ref: int | None = None) -> None:
+        self.metrics.inc("croupier_errors_total", code=code)
+        safe = value if isinstance(value, bool | int | str | float) or value is None else str(value)
+        self.send(ErrorMessage(code=code, message=message, value=safe, ref=ref))
+
+    # --- the rate limit ----------------------------------------------------------------------
+
+    def admit(self) -> bool:
+        now = asyncio.get_running_loop().time()
+        elapsed = now - self.last_refill
+        self.last_refill = now
+        self.tokens = min(self.limits.burst, self.tokens + elapsed * self.limits.rate)
+        self.refused = max(0.0, self.refused - elapsed * self.limits.rate)
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        self.refused += 1
+        if self.refused > self.limits.burst * self.limits.flood_factor:
+            self.metrics.inc("croupier_connections_closed_total", reason="flood")
+            self._close(CLOSE_FLOOD, "flood: too many messages")
+        elif self.refused <= 1:
+            self.error("rate_limited", f"more than {self.limits.rate:g} messages a second")
+        return False
+
+    # --- requests ----------------------------------------------------------------------------
+
+    async def handle(self, message: ClientMessage) -> None:
+        if isinstance(message, Hello):
+            return self._hello(message)
+        if self.player is None:
+            return self.error("hello_first", "send hello before anything else", ref=message.ref)
+        match message:
+            case ListTables():
+                self.send(Lobby(tables=self.casino.lobby(), ref=message.ref))
+            case Join() | Resume():
+                self._join(message)
+            case Leave():
+                self._leave(message.table)
+                self.send(Left(table=message.table, ref=message.ref))
+            case PlaceBet():
+                await self._place(message)
+            case CancelBet():
+                await self._cancel(message)
+            case RepeatBets():
+                await self._repeat(message)
+            case Decide():
+                await self._decide(message)
+            case GetRecall():
+                rounds = self.casino.recall(self.player.player_id, message.table)
+                self.send(Recall(rounds=rounds, ref=message.ref))
+            case GetRules():
+                rules = self.casino.rules(message.table)
+                if rules is None:
+                    self.error("unknown_table", "no such table", message.table, message.ref)
+                else:
+                    rules.ref = message.ref
+                    self.send(rules)
+            case Ping():
+                self.send(Pong(nonce=message.nonce, ref=message.ref))
+        return None
+
+    def _hello(self, message: Hello) -> None:
+        if message.version != PROTOCOL_VERSION:
+            return self.error(
+                "unsupported_version",
+                f"this server speaks protocol version {PROTOCOL_VERSION}",
+                message.version,
+                message.ref,
+            )
+        if self.player is not None:
+            return self.error("already_welcomed", "hello was already accepted", ref=message.ref)
+        try:
+            player = self.casino.login(message.name, message.token)
+        except AuthError as exc:
+            return self.error(exc.code, str(exc), ref=message.ref)
+        self.player = player
+        self.metrics.inc("croupier_logins_total", mode="demo" if player.play_money else "token")
+        self.send(
+            Welcome(
+                version=PROTOCOL_VERSION,
+                player_id=player.player_id,
+                name=player.name,
+                balance=self.casino.balance(player.player_id),
+                currency=self.casino.settings.currency if player.play_money else "USD",
+                play_money=player.play_money,
+                token=player.token,
+                ref=message.ref,
+            )
+        )
+        for notice in self.casino.notices.pop(player.player_id, []):
+            self.send(notice)
+        return None
+
+    def _table(self, table_id: str, ref: int | None) -> TableRuntime | None:
+        table = self.casino.tables.get(table_id)
+        if table is None:
+            self.error("unknown_table", "no such table", table_id, ref)
+        return table
+
+    def _join(self, message: Join | Resume) -> None:
+        table = self._table(message.table, message.ref)
+        if table is None:
+            return
+        assert self.player is not None
+        player_id = self.player.player_id
+        seated = table.seated
+        if (
+            message.role == "player"
+            and player_id not in seated
+            and len(seated) >= table.settings.seats
+        ):
+            return self.error(
+                "table_full", "every seat is taken; join as a spectator", table.id, message.ref
+            )
+        old = self.viewers.pop(table.id, None)
+        if old is not None:
+            table.remove_viewer(old)
+        viewer = _Viewer(self)
+        resumed = False
+        if isinstance(message, Resume):
+            resumed = table.replay_since(viewer, message.last_seq)
+        table.add_viewer(viewer, message.role)
+        self.viewers[table.id] = viewer
+        self.send(
+            Joined(
+                table=table.id,
+                role=message.role,
+                snapshot=table.snapshot(player_id),
+                resumed=resumed,
+                ref=message.ref,
+            )
+        )
+        return None
+
+    def _leave(self, table_id: str) -> None:
+        viewer = self.viewers.pop(table_id, None)
+        table = self.casino.tables.get(table_id)
+        if viewer is not None and table is not None:
+            table.remove_viewer(viewer)
+
+    def drop(self) -> None:
+        """The connection is gone: stop viewing; bets already accepted stand and settle."""
+        for table_id, viewer in list(self.viewers.items()):
+            table = self.casino.tables.get(table_id)
+            if table is not None:
+                table.drop_viewer(viewer)
+        self.viewers.clear()
+
+    async def _submit(self, table_id: str, ref: int | None, kind: str, **args: Any) -> Reply | None:
+        table = self._table(table_id, ref)
+        if table is None:
+            return None
+        assert self.player is not None
+        reply = await table.submit(kind, self.player.player_id, **args)
+        if reply.error is not None:
+            code, text, value = reply.error
+            self.error(code, text, value, ref)
+            return None
+        return reply
+
+    async def _place(self, m: PlaceBet) -> None:
+        reply = await self._submit(
+            m.table, m.ref, "place", round_id=m.round, bet_id=m.bet_id, spot=m.spot, amount=m.amount
+        )
+        if reply is not None:
+            self.metrics.inc("croupier_bets_accepted_total")
+            d = reply.data
+            self.send(
+                BetAccepted(
+                    table=m.table,
+                    round=m.round,
+                    bet_id=d["bet_id"],
+                    spot=d["spot"],
+                    amount=d["amount"],
+                    balance=d["balance"],
+                    ref=m.ref,
+                )
+            )
+
+    async def _cancel(self, m: CancelBet) -> None:
+        reply = await self._submit(m.table, m.ref, "cancel", round_id=m.round, bet_id=m.bet_id)
+        if reply is not None:
+            self.send(
+                BetCancelled(
+                    table=m.table,
+                    round=m.round,
+                    bet_id=m.bet_id,
+                    balance=reply.data["balance"],
+                    ref=m.ref,
+                )
+            )
+
+    async def _repeat(self, m: RepeatBets) -> None:
+        reply = await self._submit(
+            m.table, m.ref, "repeat", round_id=m.round, prefix=m.bet_id_prefix
+        )
+        if reply is not None:
+            for d in reply.data["bets"]:
+                self.send(
+                    BetAccepted(
+                        table=m.table,
+                        round=m.round,
+                        bet_id=d["bet_id"],
+                        spot=d["spot"],
+                        amount=d["amount"],
+                        balance=d["balance"],
+                        ref=m.ref,
+                    )
+                )
+
+    async def _decide(self, m: Decide) -> None:
+        await self._submit(
+            m.table, m.ref, "decide", round_id=m.round, spot=m.spot, decision=m.decision
+        )
+
+
+async def serve_connection(
+    ws: ServerConnection, casino: Casino, metrics: Metrics, limits: ConnectionLimits
+) -> None:
+    session = _Session(ws, casino, metrics, limits)
+    metrics.inc("croupier_connections_total")
+    try:
+        first = True
+        while True:
+            try:
+                timeout = limits.hello_timeout if first else None
+                frame = await asyncio.wait_for(ws.recv(), timeout)
+            except TimeoutError:
+                await ws.close(CLOSE_NO_HELLO, "no hello")
+                return
+            first = session.player is None
+            if not session.admit():
+                if session.closing:
+                    return
+                continue
+            try:
+                message = decode_client(frame)
+            except ProtocolError as exc:
+                session.error(exc.code, exc.message)
+                continue
+            try:
+                await session.handle(message)
+            except Exception:  # our bug: tell the client, log it, keep the table running
+                log.exception("request %s failed", type(message).__name__)
+                session.error(
+                    "internal_error",
+                    "the server failed to handle this request",
+                    ref=getattr(message, "ref", None),
+                )
+    except ConnectionClosed:
+        pass
+    finally:
+        session.drop()

@@ -1,0 +1,300 @@
+"""The casino: every table, the players, the ledger and the journal of one server process.
+
+It starts by recovering whatever a previous process left open (``recovery``), then runs one
+task per table. Players arrive in one of two ways (docs/protocol.md, "Players"):
+
+- **demo** (the embedded default): anyone may play with clearly labelled play money; a new
+  demo player gets ``starting_balance`` and a token signed by this server so they come back
+  as themselves after a reconnect;
+- **jwt**: the operator's platform issues a signed JWT whose ``sub`` is the player id (and
+  ``name`` the display name); this server verifies it (PyJWT) and never issues money itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jwt
+
+from rng.sources import HmacDrbgSource
+from server.config import ServerSettings
+from server.games.events import CardDealt, WagerSettled
+from server.journal.journal import Journal
+from server.protocol.messages import Notice, RecalledRound, Rules, TableSummary
+from server.tables.clock import Clock
+from server.tables.games import GameTable, build_game
+from server.tables.recovery import Recovered, recover_open_rounds
+from server.tables.replay import replay_round
+from server.tables.runtime import TableRuntime
+from server.wallet.ledger import (
+    HOUSE,
+    OPEN_WAGERS,
+    PLAY_MONEY_ISSUER,
+    Ledger,
+    Transfer,
+    player_account,
+)
+
+__all__ = ["AuthError", "Casino", "Player"]
+
+log = logging.getLogger("croupier.casino")
+_DEMO_AUDIENCE = "croupier-demo"
+
+
+class AuthError(Exception):
+    """A login that cannot be accepted; ``code`` goes to the client."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Player:
+    player_id: str
+    name: str
+    play_money: bool
+    token: str
+
+
+class Casino:
+    def __init__(
+        self,
+        settings: ServerSettings,
+        ledger: Ledger,
+        journal: Journal,
+        clock: Clock,
+        *,
+        secret_file: Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self.ledger = ledger
+        self.journal = journal
+        self.clock = clock
+        for account, negative in ((PLAY_MONEY_ISSUER, True), (HOUSE, True), (OPEN_WAGERS, False)):
+            ledger.open_account(account, may_go_negative=negative)
+        self._demo_secret = self._load_secret(secret_file)
+        self.games: dict[str, GameTable] = {
+            t.id: build_game(t, HmacDrbgSource(f"table:{t.id}")) for t in settings.tables
+        }
+        self.tables: dict[str, TableRuntime] = {}
+        for table in settings.tables:
+            last = journal.last_round(table.id)
+            first = int(last.rsplit(".", 1)[1]) + 1 if last else 1
+            self.tables[table.id] = TableRuntime(
+                table, self.games[table.id], ledger, journal, clock, first_round=first
+            )
+        self.notices: dict[str, list[Notice]] = defaultdict(list)
+        self._names: dict[str, str] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self.recovered: list[Recovered] = []
+
+    @staticmethod
+    def _load_secret(path: Path | None) -> bytes:
+        """The key that signs demo players' tokens: kept in the data directory so a restart
+        does not log everyone out; never logged."""
+        if path is None:
+            return secrets.token_bytes(32)
+        if path.exists():
+            return bytes.fromhex(path.read_text().strip())
+        key = secrets.token_bytes(32)
+        path.write_text(key.hex())
+        path.chmod(0o600)
+        return key
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def recover(self) -> list[Recovered]:
+        self.recovered = recover_open_rounds(self.journal, self.ledger, self.games, self._announce)
+        return self.recovered
+
+    def _announce(self, item: Recovered) -> None:
+        if item.outcome == "voided":
+            text = (
+                f"Round {item.round_id} was interrupted by a server restart and voided; "
+                "every wager was returned."
+            )
+        else:
+            text = f"Round {item.round_id} was completed after a server restart."
+        for player in item.players:
+            self.notices[player].append(
+                Notice(
+                    code=f"round_{item.outcome}",
+                    message=text,
+                    table=item.table_id,
+                    round=item.round_id,
+                )
+            )
+
+    def start(self) -> None:
+        self.recover()
+        for table in self.tables.values():
+            self._tasks.append(asyncio.create_task(table.run(), name=f"table:{table.id}"))
+
+    async def stop(self) -> None:
+        for table in self.tables.values():
+            table.stop()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+
+    @property
+    def ready(self) -> bool:
+        return bool(self._tasks) and all(not t.done() for t in self._tasks)
+
+    # --- players -----------------------------------------------------------------------------
+
+    def login(self, name: str | None, token: str | None) -> Player:
+        if token is not None:
+            return self._login_token(token)
+        if self.settings.auth.mode != "demo":
+            raise AuthError("token_required", "this server admits players with a token only")
+        return self._new_demo_player(name or "Player")
+
+    def _new_demo_player(self, name: str) -> Player:
+        player_id = "demo-" + secrets.token_hex(6)
+        account = player_account(player_id)
+        self.ledger.open_account(account)
+        if self.settings.starting_balance:
+            self.ledger.post(
+                f"grant:{player_id}",
+                [Transfer(PLAY_MONEY_ISSUER, account, self.settings.starting_balance, "grant")],
+            )
+        token = jwt.encode(
+            {"sub": player_id, "name": name, "aud": _DEMO_AUDIENCE}, self._demo_secret, "HS256"
+        )
+        self._names[player_id] = name
+        return Player(player_id, name, True, token)
+
+    def _login_token(self, token: str) -> Player:
+        auth = self.settings.auth
+        try:
+            claims = jwt.decode(
+                token, self._demo_secret, algorithms=["HS256"], audience=_DEMO_AUDIENCE
+            )
+            play_money = True
+        except jwt.InvalidTokenError:
+            if auth.mode != "jwt":
+                raise AuthError("bad_token", "this token was not issued by this server") from None
+            key = auth.jwt_public_key or auth.jwt_secret or ""
+            try:
+                claims = jwt.decode(
+                    token,
+                    key,
+                    algorithms=list(auth.jwt_algorithms),
+                    audience=auth.jwt_audience,
+                    issuer=auth.jwt_issuer,
+                    options={"require": ["sub", "exp"]},
+                )
+            except jwt.InvalidTokenError as exc:
+                raise AuthError("bad_token", f"the token was refused: {exc}") from None
+            play_money = False
+        player_id = str(claims["sub"])
+        if not player_id or len(player_id) > 64:
+            raise AuthError("bad_token", "the token's subject is not a valid player id")
+        name = str(claims.get("name") or self._names.get(player_id) or player_id)[:32]
+        self._names[player_id] = name
+        self.ledger.open_account(player_account(player_id))
+        return Player(player_id, name, play_money, token)
+
+    def balance(self, player_id: str) -> int:
+        return self.ledger.balance(player_account(player_id))
+
+    # --- what players ask for ----------------------------------------------------------------
+
+    def lobby(self) -> list[TableSummary]:
+        summaries = []
+        for table in self.tables.values():
+            s = table.settings
+            summaries.append(
+                TableSummary(
+                    table=s.id,
+                    name=s.name,
+                    game=table.game.game,
+                    variant=table.game.variant,
+                    minimum=s.minimum,
+                    maximum=s.maximum,
+                    seats=s.seats,
+                    seated=len(table.seated),
+                    phase=table.phase,
+                    closes_in_ms=table.closes_in_ms,
+                    last_results=list(table.last_results)[-10:],
+                    automated=table.game.automated,
+                )
+            )
+        return summaries
+
+    def rules(self, table_id: str) -> Rules | None:
+        table = self.tables.get(table_id)
+        if table is None:
+            return None
+        info = table.game.rules()
+        return Rules(
+            table=table_id,
+            game=table.game.game,
+            variant=table.game.variant,
+            summary=info["summary"],
+            paytables=info["paytables"],
+            limits={"minimum": table.settings.minimum, "maximum": table.settings.maximum},
+            spots=table.game.sample_spots(),
+        )
+
+    def recall(self, player_id: str, table_id: str | None = None) -> list[RecalledRound]:
+        """The player's last 10 finished rounds, card by card (58 Pa. Code 810a.11)."""
+        rounds = []
+        for round_id in self.journal.player_rounds(player_id, limit=10 if table_id is None else 50):
+            records = self.journal.records(round_id)
+            if not records or (table_id is not None and records[0].table_id != table_id):
+                continue
+            game = self.games.get(records[0].table_id)
+            if game is None:
+                continue
+            rounds.append(self._recalled(game, round_id, records, player_id))
+            if len(rounds) == 10:
+                break
+        return rounds
+
+    def _recalled(
+        self, game: GameTable, round_id: str, records: Any, player_id: str
+    ) -> RecalledRound:
+        replayed = replay_round(game, round_id, records)
+        cards: dict[str, list[str]] = defaultdict(list)
+        wagers = []
+        wagered = returned = 0
+        for event in replayed.events:
+            if isinstance(event, CardDealt):
+                cards[event.target].append(event.card.code)
+            elif isinstance(event, WagerSettled) and event.settlement.wager.player_id == player_id:
+                s = event.settlement
+                wagers.append(
+                    {
+                        "bet_id": s.wager.bet_id,
+                        "spot": s.wager.spot,
+                        "amount": s.wager.amount,
+                        "result": s.outcome.result.value,
+                        "returned": s.returned,
+                    }
+                )
+                wagered += s.wager.amount
+                returned += s.returned
+        for record in records:
+            if record.kind == "spin":
+                cards["wheel"].append(str(record.payload.get("symbol", record.payload["result"])))
+        finish = records[-1].payload if records[-1].kind in ("settled", "voided") else {}
+        result = str(finish.get("result") or finish.get("reason") or records[-1].kind)
+        return RecalledRound(
+            table=records[0].table_id,
+            round=round_id,
+            game=game.game,
+            result=result,
+            cards=dict(cards),
+            wagers=wagers,
+            wagered=wagered,
+            returned=returned,
+            balance_after=None,
+        )
