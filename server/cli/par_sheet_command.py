@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from server.games.baccarat import par_sheet as baccarat
 from server.games.par_sheet import ParSheetRow, row_to_json
 
 
@@ -26,7 +25,6 @@ class ParSheetProvider:
 
 
 PROVIDERS: list[ParSheetProvider] = []
-PROVIDERS.append(ParSheetProvider("baccarat", "Baccarat (631a, 631b)", baccarat.add_arguments, baccarat.compute))  # fmt: skip  # noqa: E501
 
 
 def register(commands: Any) -> None:
