@@ -50,7 +50,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"croupier serve: {exc}", file=sys.stderr)
         return 2
     data_dir = args.data_dir or default_data_dir()
-    service = Service(settings, data_dir, host=args.host, port=args.port)
+    try:
+        service = Service(settings, data_dir, host=args.host, port=args.port)
+    except ConfigError as exc:  # a game's own options, checked when its table is built
+        print(f"croupier serve: {settings.source}: {exc}", file=sys.stderr)
+        return 2
     try:
         asyncio.run(service.run_forever())
     except OSError as exc:

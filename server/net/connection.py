@@ -92,6 +92,8 @@ class _Session:
         self.last_refill = asyncio.get_running_loop().time()
         self.refused = 0.0
         self.closing = False
+        self.close_code, self.close_reason = 1000, ""
+        self._closer: asyncio.Task[None] | None = None
 
     # --- sending -----------------------------------------------------------------------------
 
@@ -110,9 +112,12 @@ class _Session:
         self.metrics.inc("croupier_frames_sent_total")
 
     def _close(self, code: int, reason: str) -> None:
+        """Stop sending and close the connection with ``code`` (outside the reader loop,
+        through a task the session keeps, so it is not garbage-collected mid-close)."""
         if not self.closing:
             self.closing = True
-            asyncio.get_running_loop().create_task(self.ws.close(code, reason))
+            self.close_code, self.close_reason = code, reason
+            self._closer = asyncio.get_running_loop().create_task(self.ws.close(code, reason))
 
     def error(self, code: str, message: str, value: Any = None, ref: int | None = None) -> None:
         self.metrics.inc("croupier_errors_total", code=code)
@@ -345,9 +350,11 @@ async def serve_connection(
                 await ws.close(CLOSE_NO_HELLO, "no hello")
                 return
             first = session.player is None
+            if session.closing:
+                # Closing: keep reading and discarding what the client already sent, or its
+                # close frame, queued behind it, is never reached and the handshake stalls.
+                continue
             if not session.admit():
-                if session.closing:
-                    return
                 continue
             try:
                 message = decode_client(frame)

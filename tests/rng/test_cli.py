@@ -58,12 +58,6 @@ def test_bad_arguments_get_a_clear_error(
     assert "error:" in capsys.readouterr().err
 
 
-def test_serve_prints_version_and_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["serve"]) == 0
-    out = capsys.readouterr().out
-    assert "croupier 0.1.0" in out and "rng" in out and "par-sheet" in out
-
-
 def test_a_reader_that_stops_early_is_not_an_error() -> None:
     """`croupier rng sample … | head -c 10` exits quietly with status 0."""
     with subprocess.Popen(

@@ -1,0 +1,182 @@
+"""Bad input and abuse over real connections: each gets a clear error code or a 4xxx close,
+and the server and every other player carry on (DESIGN.md "Reliability and security")."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import msgspec
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from server.net.connection import ConnectionLimits
+from server.protocol.codec import encode
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    BetAccepted,
+    Decide,
+    ErrorMessage,
+    Hello,
+    Join,
+    Joined,
+    ListTables,
+    PlaceBet,
+)
+from tests.net.live import Client, advance, live_service
+
+BET = {"type": "place_bet", "table": "rt", "bet_id": "x", "spot": "red"}
+
+
+def _raw(**fields: object) -> bytes:
+    return msgspec.msgpack.encode(fields)
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        (b"\xc1\xc1", "malformed_frame"),
+        ("hello there", "text_frame"),
+        (_raw(type="launch"), "invalid_message"),
+        (_raw(**BET, round="rt.1", amount=-100), "invalid_message"),
+        (_raw(**BET, round="rt.1", amount=0), "invalid_message"),
+        (_raw(**BET, round="rt.1", amount=12.5), "invalid_message"),
+        (_raw(**BET, round="rt.1", amount=10**13), "invalid_message"),
+        (_raw(**BET, round="rt.1", amount="100"), "invalid_message"),
+        (
+            encode(PlaceBet(table="nope", round="rt.1", bet_id="x", spot="red", amount=100)),
+            "unknown_table",
+        ),
+        (
+            encode(PlaceBet(table="rt", round="rt.1", bet_id="x", spot="purple", amount=100)),
+            "unknown_wager",
+        ),
+        (
+            encode(PlaceBet(table="rt", round="rt.1", bet_id="x", spot="red", amount=10**11)),
+            "above_maximum",
+        ),
+        (
+            encode(PlaceBet(table="rt", round="rt.1", bet_id="x", spot="red", amount=99_000)),
+            "insufficient_funds",
+        ),
+        (
+            encode(PlaceBet(table="rt", round="rt.7", bet_id="x", spot="red", amount=100)),
+            "round_not_open",
+        ),
+        (
+            encode(Decide(table="rt", round="rt.1", spot="red", decision="hit")),
+            "no_decision_pending",
+        ),
+        (encode(Hello(version=PROTOCOL_VERSION, name="again")), "already_welcomed"),
+    ],
+)
+def test_each_bad_request_gets_its_error_code(
+    tmp_path: Path, frame: bytes | str, code: str
+) -> None:
+    config = (
+        __import__("tests.net.live", fromlist=["TABLES"])
+        .TABLES.replace("maximum = 100000", "maximum = 10000000")
+        .replace("starting_balance = 100000", "starting_balance = 50000")
+    )
+
+    async def scenario() -> None:
+        async with live_service(tmp_path, config) as service, Client.connect(service) as c:
+            await c.ws.send(frame)
+            error = await c.expect(ErrorMessage)
+            assert error.code == code, error
+            await c.send(ListTables())  # the connection is still fine
+            await c.expect(__import__("server.protocol.messages", fromlist=["Lobby"]).Lobby)
+
+    asyncio.run(scenario())
+
+
+def test_before_hello_and_wrong_versions_and_bad_tokens(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
+        ):
+            c = Client(ws)
+            await c.send(ListTables())
+            assert (await c.expect(ErrorMessage)).code == "hello_first"
+            await c.send(Hello(version=99, name="x"))
+            assert (await c.expect(ErrorMessage)).code == "unsupported_version"
+            await c.send(Hello(version=PROTOCOL_VERSION, token="not.a.jwt"))
+            assert (await c.expect(ErrorMessage)).code == "bad_token"
+
+    asyncio.run(scenario())
+
+
+def test_a_frame_over_the_size_limit_closes_with_1009(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with live_service(tmp_path) as service, Client.connect(service) as c:
+            await c.ws.send(b"\x00" * (65 * 1024))
+            with pytest.raises(ConnectionClosed) as info:
+                await c.next()
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+
+    asyncio.run(scenario())
+
+
+def test_a_flood_is_refused_then_closed_with_4008_and_others_play_on(tmp_path: Path) -> None:
+    limits = ConnectionLimits(rate=20, burst=20, flood_factor=2)
+
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path, limits=limits) as service,
+            Client.connect(service, "calm") as calm,
+            Client.connect(service, "noisy") as noisy,
+        ):
+            await calm.send(Join(table="rt"))
+            joined = await calm.expect(Joined)
+            for _ in range(200):
+                try:
+                    await noisy.send(ListTables())
+                except ConnectionClosed:
+                    break
+            codes = []
+            with pytest.raises(ConnectionClosed) as info:
+                while True:
+                    message = await noisy.next()
+                    if isinstance(message, ErrorMessage):
+                        codes.append(message.code)
+            assert "rate_limited" in codes
+            assert info.value.rcvd is not None and info.value.rcvd.code == 4008
+            # Meanwhile the calm player's round goes on undisturbed.
+            r = joined.snapshot.round
+            await calm.send(PlaceBet(table="rt", round=r, bet_id="ok", spot="even", amount=100))
+            await calm.expect(BetAccepted)
+            await advance(service, 10)
+            await calm.event("round_settled")
+
+    asyncio.run(scenario())
+
+
+def test_a_bet_after_no_more_bets_is_refused(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with live_service(tmp_path) as service, Client.connect(service) as c:
+            await c.send(Join(table="rt"))
+            r = (await c.expect(Joined)).snapshot.round
+            await advance(service, 10)  # no more bets; the round is dealt and settled
+            await c.send(PlaceBet(table="rt", round=r, bet_id="late", spot="red", amount=100))
+            error = await c.expect(ErrorMessage)
+            assert error.code in ("betting_closed", "round_not_open", "not_in_phase")
+            assert service.ledger.balance("wagers:open") == 0
+
+    asyncio.run(scenario())
+
+
+def test_silence_after_connecting_is_closed_with_4001(tmp_path: Path) -> None:
+    limits = ConnectionLimits(hello_timeout=0.2)
+
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path, limits=limits) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
+        ):
+            with pytest.raises(ConnectionClosed) as info:
+                await asyncio.wait_for(ws.recv(), 5)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 4001
+
+    asyncio.run(scenario())

@@ -1,0 +1,78 @@
+"""``croupier serve`` as an operator runs it: a real process, health, readiness, metrics,
+a clear error for a bad configuration, and a clean stop on SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+CROUPIER = Path(sys.executable).with_name("croupier")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_serve_answers_health_readiness_and_metrics_then_stops_cleanly(tmp_path: Path) -> None:
+    port = _free_port()
+    with subprocess.Popen(
+        [
+            CROUPIER,
+            "serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(tmp_path),
+            "--log-level",
+            "info",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                status, _ = _get(base + "/healthz")
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert status == 200
+        assert _get(base + "/readyz") == (200, "ready\n")
+        status, metrics = _get(base + "/metrics")
+        assert status == 200 and "croupier_tables_running" in metrics
+        status, page = _get(base + "/")
+        assert status == 200 and "Croupier" in page
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        logs = proc.stderr.read() if proc.stderr else ""
+    assert '"message": "serving"' in logs and '"message": "stopping"' in logs
+    assert (tmp_path / "ledger.sqlite").exists() and (tmp_path / "journal.sqlite").exists()
+
+
+def test_a_bad_configuration_is_refused_with_its_reason(tmp_path: Path) -> None:
+    config = tmp_path / "tables.toml"
+    config.write_text('[[tables]]\nid = "x"\nname = "X"\ngame = "snap"\n')
+    result = subprocess.run(
+        [CROUPIER, "serve", "--config", str(config), "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert "unknown game 'snap'" in result.stderr and "table x" in result.stderr
