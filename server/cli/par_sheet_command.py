@@ -1,44 +1,54 @@
 """``croupier par-sheet GAME``: print the exact house edge of every wager of a game.
 
-Each game contributes a ``ParSheetProvider`` (its options and a function computing rows);
-adding a game adds one entry to ``PROVIDERS`` and nothing else here.
+Each game's par-sheet module offers ``add_arguments(parser)`` and ``compute(args) -> rows``;
+adding a game adds one line to ``PROVIDERS`` and nothing else here.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from server.games.par_sheet import ParSheetRow, row_to_json
 
 
-@dataclass(frozen=True)
-class ParSheetProvider:
+class Provider(NamedTuple):
     game: str
     help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    compute: Callable[[argparse.Namespace], list[ParSheetRow]]
+    module: str  # exposes add_arguments(parser) and compute(args)
 
 
-PROVIDERS: list[ParSheetProvider] = []
+PROVIDERS: tuple[Provider, ...] = (
+    Provider(
+        "baccarat",
+        "Baccarat, every 631a/631b wager, variant and paytable (exact)",
+        "server.games.baccarat.par_sheet",
+    ),
+    Provider(
+        "roulette", "Roulette, every wager of 617a.3 (exact)", "server.games.roulette.par_sheet"
+    ),
+    Provider(
+        "big_six", "Big Six Wheel, every wager of 619a.3 (exact)", "server.games.big_six_wheel"
+    ),
+)
 
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("par-sheet", help="exact house edge of every wager of a game")
     games = parser.add_subparsers(dest="game", metavar="GAME", required=True)
     for provider in PROVIDERS:
+        module = importlib.import_module(provider.module)
         sub = games.add_parser(provider.game, help=provider.help)
-        provider.add_arguments(sub)
+        module.add_arguments(sub)
         sub.add_argument("--json", action="store_true", help="a JSON list of rows")
-        sub.set_defaults(handler=_run, provider=provider)
+        sub.set_defaults(handler=_run, compute=module.compute)
 
 
 def _run(args: argparse.Namespace) -> int:
-    rows = args.provider.compute(args)
+    rows: list[ParSheetRow] = args.compute(args)
     if args.json:
         json.dump([row_to_json(row) for row in rows], sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -54,38 +64,24 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- Roulette (617a) and Big Six Wheel (619a) ----------------------------------------------
-def _roulette_arguments(parser: argparse.ArgumentParser) -> None:
-    from rng.wheel_layouts import WheelType
+# --- Down Under Blackjack (685a) ---------------------------------------------------------------
+def _down_under_arguments(parser: argparse.ArgumentParser) -> None:
+    from server.games.down_under_blackjack.par_sheet import add_arguments
 
-    parser.add_argument(
-        "--wheel",
-        choices=[wheel.value for wheel in WheelType],
-        help="one wheel type (default: all three)",
-    )
+    add_arguments(parser)
 
 
-def _roulette_rows(args: argparse.Namespace) -> list[ParSheetRow]:
-    from rng.wheel_layouts import WheelType
-    from server.games.roulette.par_sheet import roulette_par_sheet
+def _down_under_rows(args: argparse.Namespace) -> list[ParSheetRow]:
+    from server.games.down_under_blackjack.par_sheet import compute
 
-    wheels = (WheelType(args.wheel),) if args.wheel else tuple(WheelType)
-    return roulette_par_sheet(wheels)
-
-
-def _big_six_rows(args: argparse.Namespace) -> list[ParSheetRow]:
-    from server.games.big_six_wheel import big_six_par_sheet
-
-    return big_six_par_sheet()
+    return compute(args)
 
 
 PROVIDERS.append(
     ParSheetProvider(
-        "roulette", "Roulette, every wager of 617a.3 (exact)", _roulette_arguments, _roulette_rows
-    )
-)
-PROVIDERS.append(
-    ParSheetProvider(
-        "big_six", "Big Six Wheel, every wager of 619a.3 (exact)", lambda _: None, _big_six_rows
+        "down_under_blackjack",
+        "Down Under Blackjack: bet (stated strategy), insurance, match_the_dealer (685a)",
+        _down_under_arguments,
+        _down_under_rows,
     )
 )

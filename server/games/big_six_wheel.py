@@ -17,6 +17,7 @@ re-spun with the same wagers.
 
 from __future__ import annotations
 
+import argparse
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -213,3 +214,11 @@ def big_six_par_sheet() -> list[ParSheetRow]:
             )
         )
     return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``croupier par-sheet big_six`` has no options: the wheel is fixed by 619a.1."""
+
+
+def compute(args: argparse.Namespace) -> list[ParSheetRow]:
+    return big_six_par_sheet()

@@ -16,7 +16,6 @@ X); "X for 1" includes the wager (net X − 1).
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 from server.games.errors import BAD_AMOUNT, IllegalAction
@@ -52,9 +51,11 @@ def returned(stake: int, net: Fraction) -> int:
     ``net`` is the net win per unit staked: 1 for even money, 0 for a push, -1 for a loss,
     -1/2 for a surrender. Rounded down to a minor unit (the rounding policy above).
     """
-    if net < -1:
+    numerator, denominator = net.numerator, net.denominator
+    if numerator < -denominator:
         raise ValueError(f"a wager cannot lose more than itself (net {net})")
-    return math.floor(stake * (1 + net))
+    # floor(stake × (1 + n/d)) in integers: d > 0, so floor division is the exact floor.
+    return stake * (numerator + denominator) // denominator
 
 
 def check_amount(value: object, field: str = "amount") -> int:

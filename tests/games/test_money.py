@@ -1,8 +1,11 @@
 """Money and the rounding policy (rules/README.md, "Money")."""
 
+import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from server.games.errors import BAD_AMOUNT, IllegalAction
 from server.games.money import check_amount, for_one, returned, to_odds
@@ -40,3 +43,12 @@ def test_check_amount_rejects_what_is_not_a_positive_whole_amount(bad: object) -
 
 def test_check_amount_accepts_huge_whole_amounts_for_limits_to_judge() -> None:
     assert check_amount(10**30) == 10**30
+
+
+@given(
+    stake=st.integers(1, 10**12),
+    net=st.fractions(min_value=-1, max_value=10_000, max_denominator=1_000),
+)
+def test_returned_is_exactly_the_floor_of_the_exact_amount(stake: int, net: Fraction) -> None:
+    """The integer arithmetic equals floor(stake × (1 + net)) computed with exact fractions."""
+    assert returned(stake, net) == math.floor(Fraction(stake) * (1 + net))

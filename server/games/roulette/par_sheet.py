@@ -18,6 +18,7 @@ Probabilities of the compartments:
 
 from __future__ import annotations
 
+import argparse
 from collections import defaultdict
 from fractions import Fraction
 
@@ -83,3 +84,17 @@ def roulette_par_sheet(wheels: tuple[WheelType, ...] = tuple(WheelType)) -> list
             if row is not None:
                 rows.append(row)
     return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``croupier par-sheet roulette``."""
+    parser.add_argument(
+        "--wheel",
+        choices=[wheel.value for wheel in WheelType],
+        help="one wheel type (default: all three)",
+    )
+
+
+def compute(args: argparse.Namespace) -> list[ParSheetRow]:
+    wheels = (WheelType(args.wheel),) if args.wheel else tuple(WheelType)
+    return roulette_par_sheet(wheels)

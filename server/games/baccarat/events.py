@@ -1,0 +1,84 @@
+"""Baccarat's own events: frozen value objects named for what happened (DESIGN.md principle 4).
+
+The shared events (``BetAccepted``, ``CardDealt``, ``WagerSettled``, ``RoundSettled`` ...)
+live in ``server.games.events``; these add what only Baccarat announces: the point counts of
+the initial four cards, each third-card decision with the rule that made it, the result, and
+the progressive meters' contributions and awards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from rng.cards import Card
+
+__all__ = [
+    "InitialCountsAnnounced",
+    "ProgressiveAwarded",
+    "ProgressiveContributed",
+    "ResultAnnounced",
+    "ThirdCardDecided",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class InitialCountsAnnounced:
+    """The four initial cards are face up and both point counts announced (631b.1(d),
+    631b.7(c)); wagers on the initial cards are settled next, before any third card."""
+
+    round_id: str
+    player_count: int
+    banker_count: int
+    natural: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ThirdCardDecided:
+    """Whether ``hand`` takes a third card, and the 631a.11 rule that decided it.
+
+    ``player_third`` is the value of the Player's third card for the Banker's decision (None
+    if the Player stood or for the Player's own decision)."""
+
+    round_id: str
+    hand: str
+    count: int
+    player_third: int | None
+    draws: bool
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResultAnnounced:
+    """Both hands complete (631a.12): every card, both point counts and the winner."""
+
+    round_id: str
+    player: tuple[Card, ...]
+    banker: tuple[Card, ...]
+    player_count: int
+    banker_count: int
+    winner: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressiveContributed:
+    """A progressive wager's contribution to ``meter`` (exact minor units)."""
+
+    round_id: str
+    player_id: str
+    bet_id: str
+    meter: str
+    to_meter: Fraction
+    to_reserve: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressiveAwarded:
+    """``amount`` minor units of ``meter`` paid to the player for ``bet_id`` (a jackpot line
+    or the Must-Hit-By Mystery Bonus, 631b.6(c)(7))."""
+
+    round_id: str
+    player_id: str
+    bet_id: str
+    meter: str
+    amount: int
