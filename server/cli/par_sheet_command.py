@@ -64,24 +64,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- Down Under Blackjack (685a) ---------------------------------------------------------------
-def _down_under_arguments(parser: argparse.ArgumentParser) -> None:
-    from server.games.down_under_blackjack.par_sheet import add_arguments
 
-    add_arguments(parser)
-
-
-def _down_under_rows(args: argparse.Namespace) -> list[ParSheetRow]:
-    from server.games.down_under_blackjack.par_sheet import compute
-
-    return compute(args)
-
-
-PROVIDERS.append(
-    ParSheetProvider(
-        "down_under_blackjack",
-        "Down Under Blackjack: bet (stated strategy), insurance, match_the_dealer (685a)",
-        _down_under_arguments,
-        _down_under_rows,
-    )
+# --- 21 Baccarat (681a), Casino War (651a), Down Under Blackjack (685a) ------------------------
+PROVIDERS += (
 )
