@@ -113,6 +113,8 @@ class _Bot:
         if rules is None:
             return self.report
         self.spots = rules.spots
+        self.main_spots = rules.main_spots
+        self.spot_limits = rules.spot_limits
         self.minimum, self.maximum = rules.limits["minimum"], rules.limits["maximum"]
         await self.send(Join(table=self.table, role="player"))
         joined = await self._expect_or_error(Joined)
@@ -165,10 +167,15 @@ class _Bot:
 
     async def bet(self, round_id: str) -> None:
         for n in range(self.rng.randint(1, 3)):
-            spot = self.rng.choice(self.spots)
+            # Where the game requires one (631a.8(a)), the first wager is a main wager.
+            pool = self.main_spots if n == 0 and self.main_spots else self.spots
+            spot = self.rng.choice(pool)
+            limits = self.spot_limits.get(spot, {})
+            minimum = limits.get("minimum", self.minimum)
+            maximum = limits.get("maximum", self.maximum)
             # A Five Adjacent Numbers wager is five equal straight wagers (617a.3(e)(1)(iii)).
-            unit = self.minimum * (5 if spot.startswith("five_adjacent") else 1)
-            most = min(self.maximum, unit * 5, self.balance // 3) // unit
+            unit = minimum * (5 if spot.startswith("five_adjacent") else 1)
+            most = min(maximum, unit * 5, self.balance // 3) // unit
             if most < 1:
                 return
             self.ref += 1

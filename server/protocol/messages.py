@@ -317,6 +317,8 @@ class Rules(_Message, tag="rules"):
     paytables: dict[str, Any]
     limits: dict[str, int]
     spots: list[str]
+    main_spots: list[str] = []  # one of these is required before any other wager (631a.8(a))
+    spot_limits: dict[str, dict[str, int]] = {}  # where a spot's limits differ from the table's
     ref: Ref = None
 
 

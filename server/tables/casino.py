@@ -242,6 +242,8 @@ class Casino:
             paytables=info["paytables"],
             limits={"minimum": table.settings.minimum, "maximum": table.settings.maximum},
             spots=table.game.sample_spots(),
+            main_spots=info.get("main_spots", []),
+            spot_limits=info.get("spot_limits", {}),
         )
 
     def recall(self, player_id: str, table_id: str | None = None) -> list[RecalledRound]:

@@ -13,10 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rng.cards import Card
-from rng.shoe import Draw, ShoeRules, VirtualShoe
+from rng.shoe import BACCARAT, Draw, VirtualShoe
 from rng.sources import RandomSource
 from rng.wheels import BIG_SIX_WHEEL, RouletteWheel, WheelType
+from server.games.baccarat.config import ConfigError as BaccaratConfigError
+from server.games.baccarat.config import Limits, TableConfig, Variant
+from server.games.baccarat.engine import BaccaratRound, Meters
 from server.games.big_six_wheel import BIG_SIX_PAYOUTS, BIG_SIX_SPOTS, BigSixRound, BigSixTable
+from server.games.progressives import MYSTERY_BONUS_CONFIGS
 from server.games.roulette.layout import PAYOUT_ODDS, WagerKind, placements
 from server.games.roulette.round import RouletteRound, RouletteTable
 from server.games.round import RoundEngine
@@ -80,11 +84,10 @@ class GameTable(Protocol):
 
 
 class _ShoeGame:
-    """Card games: a virtual shoe per table, reshuffled at a round's start after its cover
-    card was reached."""
+    """Card games: a virtual shoe per table (``self.shoe``, made by the subclass), reshuffled
+    at a round's start after its cover card was reached."""
 
-    def __init__(self, source: RandomSource, rules: ShoeRules, decks: int) -> None:
-        self.shoe = VirtualShoe(source, rules, decks)
+    shoe: VirtualShoe
 
     def start_round(self) -> dict[str, Any] | None:
         if not self.shoe.needs_reshuffle:
@@ -229,8 +232,87 @@ class BigSixGame(_WheelGame):
         }
 
 
+class BaccaratGame(_ShoeGame):
+    """Baccarat (631a, 631b): any variant, side wagers and paytables the operator chose.
+
+    Options: ``variant``, ``decks`` (6 or 8), ``automated`` (a fully automated electronic
+    table: the only kind that may offer Lucky Nines), ``side_wagers`` (family → paytable
+    letter, "" where the section has one table), ``mystery_bonus`` (e.g. "A-$1", 631b.6),
+    ``cards_behind_cover``.
+    """
+
+    game = "baccarat"
+
+    def __init__(self, settings: TableSettings, source: RandomSource) -> None:
+        where = f"table {settings.id}"
+        try:
+            variant = Variant(_option(settings, "variant", "standard", str))
+        except ValueError:
+            choices = ", ".join(v.value for v in Variant)
+            raise ConfigError(f"{where}: variant must be one of {choices}") from None
+        decks = _option(settings, "decks", 8, int)
+        wagers = _option(settings, "side_wagers", {}, dict)
+        bonus = settings.options.get("mystery_bonus")
+        if bonus is not None and bonus not in MYSTERY_BONUS_CONFIGS:
+            choices = ", ".join(MYSTERY_BONUS_CONFIGS)
+            raise ConfigError(f"{where}: mystery_bonus must be one of {choices}")
+        try:
+            self.config = TableConfig(
+                variant=variant,
+                decks=decks,
+                automated=_option(settings, "automated", False, bool),
+                side_wagers={family: (letter or None) for family, letter in wagers.items()},
+                default_limits=Limits(settings.minimum, settings.maximum),
+                mystery_bonus=MYSTERY_BONUS_CONFIGS[bonus] if bonus else None,
+            )
+        except (BaccaratConfigError, ValueError) as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        behind = settings.options.get("cards_behind_cover")
+        try:
+            self.shoe = VirtualShoe(source, BACCARAT, decks, cards_behind_cover=behind)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        self.variant = variant.value
+        self.automated = self.config.automated
+        self.meters = Meters.for_table(self.config, randbelow=source.randbelow)
+
+    def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
+        # A replay must not move the live meters: it gets meters of its own.
+        meters = Meters.for_table(self.config, randbelow=lambda n: 0) if replay else self.meters
+        return BaccaratRound(self.config, round_id, meters)
+
+    def sample_spots(self) -> list[str]:
+        return list(self.config.spots)
+
+    def rules(self) -> dict[str, Any]:
+        tables = {}
+        for spot in self.config.spots:
+            paytable = self.config.paytable(spot)
+            pays = {line: f"{net} to 1" for line, net in paytable.pays.items()}
+            if paytable.jackpot:
+                pays[paytable.jackpot] = "100% of the progressive meter"
+            tables[spot] = {"section": paytable.section, "letter": paytable.letter, "pays": pays}
+        default = (self.config.default_limits.minimum, self.config.default_limits.maximum)
+        spot_limits = {}
+        for spot in self.config.spots:
+            limits = self.config.limits_of(spot)
+            if (limits.minimum, limits.maximum) != default:
+                spot_limits[spot] = {"minimum": limits.minimum, "maximum": limits.maximum}
+        return {
+            "main_spots": ["player", "banker"],  # 631a.8(a); Majestic Match may stand alone
+            "spot_limits": spot_limits,
+            "summary": (
+                f"Baccarat ({self.variant.replace('_', ' ')}), 58 Pa. Code 631a/631b, "
+                f"{self.config.decks} decks. Bet on the Player's or the Banker's hand, or a "
+                "tie; the hand closer to 9 wins. Side wagers pay per their paytables."
+            ),
+            "paytables": tables,
+        }
+
+
 GameFactory = Callable[[TableSettings, RandomSource], GameTable]
 GAMES: dict[str, GameFactory] = {
+    "baccarat": BaccaratGame,
     "roulette": RouletteGame,
     "big_six": BigSixGame,
 }
