@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from server.games.baccarat.paytables import BASE, PAYTABLES, Paytable
 from server.games.baccarat.side_wagers import SPOTS, Spot
-from server.games.progressives import MysteryBonusConfig
+from server.games.progressives import MYSTERY_BONUS_CONFIGS, MysteryBonusConfig
 
 __all__ = [
     "FAMILIES_BY_VARIANT",
@@ -47,15 +47,17 @@ _GENERAL = (
     "golden_talons",  # 631b.9
     "harmony_progressive",  # 631b.10
 )
+_RISING_PHOENIX = ("rising_phoenix_bonus", "pairs", "golden_talons", "harmony_progressive")
 # The optional-wager families each variant may offer. Pairs and Lucky Six belong to
-# commission-free Baccarat (631b.5(c)); Rising Phoenix has its own bonus wagers and pairs
-# (631b.8(g)(4)), and Golden Talons and Harmony by 631b.8(g)(5)-(6).
+# commission-free Baccarat (631b.5(c)). 631b.8(g) lists "the permissible wagers in the game
+# of Rising Phoenix Baccarat" exhaustively: its own bonus wagers and pairs ((g)(4)), Golden
+# Talons ((g)(5)) and Harmony Progressive ((g)(6)) — nothing else.
 FAMILIES_BY_VARIANT: Mapping[Variant, tuple[str, ...]] = MappingProxyType(
     {
         Variant.STANDARD: _GENERAL,
         Variant.COMMISSION_FREE: (*_GENERAL, "pairs", "lucky_six"),
-        Variant.RISING_PHOENIX: (*_GENERAL, "rising_phoenix_bonus", "pairs"),
-        Variant.RISING_PHOENIX_COMMISSION_FREE: (*_GENERAL, "rising_phoenix_bonus", "pairs"),
+        Variant.RISING_PHOENIX: _RISING_PHOENIX,
+        Variant.RISING_PHOENIX_COMMISSION_FREE: _RISING_PHOENIX,
     }
 )
 _MAIN = ("player", "banker", "tie")
@@ -113,6 +115,14 @@ class TableConfig:
             raise ConfigError("631b.4(a): Lucky Nines only on a fully automated electronic table")
         if self.mystery_bonus is not None and "heavenly_9_progressive" not in self.side_wagers:
             raise ConfigError("631b.6(a): the Must-Hit-By Mystery Bonus needs Heavenly 9")
+        if (
+            self.mystery_bonus is not None
+            and self.mystery_bonus not in MYSTERY_BONUS_CONFIGS.values()
+        ):
+            raise ConfigError(
+                "631b.6(c)(4): the Mystery Bonus must be one of the configurations "
+                + ", ".join(MYSTERY_BONUS_CONFIGS)
+            )
         for spot in self.limits:
             if spot not in self.spots:
                 raise ConfigError(f"limits for a spot this table does not offer: {spot!r}")
@@ -163,5 +173,6 @@ class TableConfig:
             decks=decks,
             automated=True,
             side_wagers=chosen,
-            mystery_bonus=mystery_bonus,
+            # 631b.6(a): the Mystery Bonus rides on Heavenly 9, which not every variant offers.
+            mystery_bonus=mystery_bonus if "heavenly_9_progressive" in chosen else None,
         )

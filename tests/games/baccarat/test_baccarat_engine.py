@@ -4,6 +4,8 @@ code, configuration checks and voiding (631a.15)."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from rng.cards import Card, Rank, Suit, parse_cards
@@ -30,7 +32,7 @@ from server.games.errors import (
     IllegalAction,
 )
 from server.games.events import BetAccepted, RoundSettled, RoundVoided, WagerSettled
-from server.games.progressives import MYSTERY_BONUS_CONFIGS
+from server.games.progressives import MYSTERY_BONUS_CONFIGS, MysteryBonusConfig
 from server.games.round import Phase
 from server.games.wagers import Result, Wager
 from tests.games.baccarat.baccarat_script import play
@@ -319,6 +321,18 @@ def test_void_returns_unsettled_wagers_and_keeps_settled_ones() -> None:
           "limits": {"heavenly_9_progressive": Limits(100, 1000)}}, "631b.2(c)"),
         ({"mystery_bonus": MYSTERY_BONUS_CONFIGS["A-$1"]}, "631b.6(a)"),
         ({"limits": {"fortune_7": Limits(100, 1000)}}, "601a.2"),
+        # 631b.8(g): Rising Phoenix permits its own wagers, Golden Talons and Harmony only.
+        *[({"variant": v, "side_wagers": {family: letter}}, "631b.8(g)")
+          for v in (Variant.RISING_PHOENIX, Variant.RISING_PHOENIX_COMMISSION_FREE)
+          for family, letter in (("perfect_pairs", "A"), ("five_treasures", "A"),
+                                 ("heavenly_9_progressive", None), ("majestic_match", None),
+                                 ("lucky_six", None))],
+        ({"variant": Variant.RISING_PHOENIX, "automated": True,
+          "side_wagers": {"lucky_nines": "A"}}, "631b.8(g)"),
+        # 631b.6(c)(4): one of the twelve configurations, nothing else.
+        ({"side_wagers": {"heavenly_9_progressive": None},
+          "mystery_bonus": MysteryBonusConfig("bogus", 100, 1, 2, Fraction(9, 10))},
+         "631b.6(c)(4)"),
     ],
 )  # fmt: skip
 def test_configurations_the_rules_do_not_allow(kwargs: dict[str, object], section: str) -> None:
@@ -337,5 +351,7 @@ def test_every_variant_offers_its_wagers() -> None:
     assert "lucky_six" in TableConfig.everything(Variant.COMMISSION_FREE).spots
     rp = TableConfig.everything(Variant.RISING_PHOENIX).spots
     assert "sun_7" in rp and "player_pair" in rp and "lucky_six" not in rp
+    assert "golden_talons_banker" in rp and "harmony_progressive" in rp  # 631b.8(g)(5), (6)
+    assert "perfect_pairs_player" not in rp and "fortune_7" not in rp
     with pytest.raises(ConfigError):
         Limits(0, 10)
