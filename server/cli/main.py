@@ -12,7 +12,13 @@ import sys
 from collections.abc import Sequence
 
 from server import __version__
-from server.cli import bot_command, par_sheet_command, rng_commands, serve_command
+from server.cli import (
+    bot_command,
+    par_sheet_command,
+    replay_command,
+    rng_commands,
+    serve_command,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -28,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     rng_commands.register(commands)
     par_sheet_command.register(commands)
     bot_command.register(commands)
+    replay_command.register(commands)
     return parser
 
 

@@ -158,3 +158,30 @@ def test_a_dropped_player_resumes_and_gets_what_they_missed(tmp_path: Path) -> N
                 assert welcome.balance == 100_000 - 900 + returned
 
     asyncio.run(scenario())
+
+
+def test_croupier_replay_reconstructs_a_played_round_card_by_card(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from server.cli.main import main
+    from tests.net.live import TABLES
+
+    async def scenario() -> str:
+        async with live_service(tmp_path) as service, Client.connect(service, "ann") as ann:
+            await ann.send(Join(table="rt"))
+            r = (await ann.expect(Joined)).snapshot.round
+            await ann.send(PlaceBet(table="rt", round=r, bet_id="b", spot="low", amount=200))
+            await ann.expect(BetAccepted)
+            await advance(service, 10)
+            landed = await ann.event("ball_landed")
+            await ann.event("round_settled")
+            return f"{r} {landed.data['label']}"
+
+    round_id, label = asyncio.run(scenario()).split()
+    config = tmp_path / "tables.toml"
+    config.write_text(TABLES)
+    assert main(["replay", round_id, "--data-dir", str(tmp_path), "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert f"round {round_id} at table rt" in out and "settled" in out
+    assert f"result={label}" in out and "ball_landed" in out and "spot=low" in out
+    assert main(["replay", "rt.999", "--data-dir", str(tmp_path)]) == 2
