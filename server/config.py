@@ -105,13 +105,13 @@ def _table(where: str, raw: Any) -> TableSettings:
         name=raw["name"],
         game=raw["game"],
         betting_seconds=_number(
-            where, "betting_seconds", raw.get("betting_seconds", 15), minimum=1, integer=False
+            where, "betting_seconds", raw.get("betting_seconds", 15), minimum=0.1, integer=False
         ),
         pause_seconds=_number(
             where, "pause_seconds", raw.get("pause_seconds", 4), minimum=0, integer=False
         ),
         decision_seconds=_number(
-            where, "decision_seconds", raw.get("decision_seconds", 12), minimum=1, integer=False
+            where, "decision_seconds", raw.get("decision_seconds", 12), minimum=0.1, integer=False
         ),
         seats=_number(where, "seats", raw.get("seats", 7), minimum=1, integer=True),
         minimum=minimum,
