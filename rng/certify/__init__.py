@@ -1,4 +1,15 @@
-"""``croupier rng certify``: the lab-style statistical report (being written)."""
+"""``croupier rng certify``: the lab-style statistical report on the random number generator.
+
+What GLI-style labs run on a gaming RNG (58 Pa. Code 810a.5; 25 CFR 547.14(b); AGCO 21.1),
+in one command: known-answer tests; card, roulette and Big Six outcome tests through the
+production dealing and spinning code; in-house raw-stream and predictability tests; the
+external batteries NIST SP 800-22, dieharder, ent and rngtest where installed; the raw and
+outcome samples with their SHA-256; and a self-test showing that deliberately broken
+generators fail. See docs/certification.md.
+
+This package uses the standard library only (``sp80022suite`` is optional); it never imports
+``server``.
+"""
 
 from __future__ import annotations
 
@@ -7,5 +18,21 @@ from pathlib import Path
 __all__ = ["run_certification"]
 
 
-def run_certification(*, out_dir: Path, level: str, source_name: str, self_test: bool) -> int:
-    raise NotImplementedError("the certification battery is not written yet")
+def run_certification(
+    *, out_dir: Path, level: str, source_name: str, self_test: bool, seed: str | None = None
+) -> int:
+    """Run the battery at ``level`` ("quick", "full", or "tiny" for unit tests), write
+    ``out_dir/report.json``, ``out_dir/report.md`` and ``out_dir/samples/``, and return the
+    exit status: 0 only when the generator passes and (with ``self_test``) every broken
+    generator fails. ``seed`` makes a reproducible test run (a seeded HMAC_DRBG, refused in
+    production mode); a certification run never uses it."""
+    # Imported here so that ``python -m rng.certify.stream`` and ``python -m
+    # rng.certify.sp80022`` (the child processes) start without loading the whole battery.
+    from rng.certify.report import write_reports
+    from rng.certify.runner import certify
+
+    report = certify(
+        out_dir=out_dir, level=level, source_name=source_name, self_test=self_test, seed=seed
+    )
+    write_reports(report, out_dir)
+    return report.exit_status

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from rng.mode import is_production
 from rng.shoe import BurnRule, ShoeRules, VirtualShoe
 from rng.sources import HmacDrbgSource, OsSource, RandomSource
 
@@ -46,6 +47,11 @@ def register(commands: Any) -> None:
     size.add_argument("--full", action="store_true", help="lab-sized samples (can take hours)")
     certify.add_argument("--out", type=Path, required=True, help="directory for report.json/.md")
     certify.add_argument("--source", choices=SOURCES, default="hmac-drbg")
+    certify.add_argument(
+        "--seed",
+        help="a reproducible TEST run with a seeded HMAC_DRBG (refused when "
+        "CROUPIER_ENV=production); never for a certification submission",
+    )
     certify.add_argument(
         "--no-self-test",
         action="store_true",
@@ -100,9 +106,17 @@ def _certify(args: argparse.Namespace) -> int:
     from rng.certify import run_certification
 
     level = "full" if args.full else "quick"
+    if args.seed is not None and (args.source != "hmac-drbg" or is_production()):
+        print(
+            "croupier rng certify: --seed is a test mode of the HMAC_DRBG, refused with "
+            "--source os and in production (CROUPIER_ENV=production)",
+            file=sys.stderr,
+        )
+        return 2
     return run_certification(
         out_dir=args.out,
         level=level,
         source_name=args.source,
         self_test=not args.no_self_test,
+        seed=args.seed,
     )

@@ -1,0 +1,134 @@
+"""Predictability tests: can the next outputs be computed from past ones?
+
+Regulators want a generator that stays unpredictable to someone who knows the algorithm and
+has seen all past output (UKGC RTS 7 2.1(b); 25 CFR 547.14(c)(1); 58 Pa. Code 810a.5(a):
+"cryptographically strong"). Statistical tests cannot show that: the Mersenne Twister passes
+them. These two tests attack the stream directly and pass or fail outright.
+
+- ``mt19937_prediction``: reads 624 consecutive 32-bit words, inverts MT19937's tempering to
+  recover the full internal state, and predicts the next 624 words. It tries both byte orders
+  and the four byte alignments. Matching even 10 of 624 predicted words by chance has a
+  probability below 2**-300; a CSPRNG never gets close, the Mersenne Twister matches all.
+- ``linear_complexity``: Berlekamp–Massey over GF(2) on one bit position of consecutive
+  32-bit words (bit 0 of every fourth byte, so the byte order does not matter). Any
+  GF(2)-linear generator (MT19937, LFSRs, xorshift, WELL) gives a sequence whose linear
+  complexity is at most its state size; a random sequence of N bits has complexity
+  N/2 ± a few. The test fails when the complexity is more than 64 below N/2 (probability
+  about 2**-128 for a random sequence).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+from rng.certify.results import Measurement
+
+__all__ = [
+    "berlekamp_massey",
+    "linear_complexity",
+    "mt19937_prediction",
+    "untemper",
+]
+
+_MT_N = 624
+_MATCHES_TO_FAIL = 10
+_LC_MARGIN = 64
+
+
+def untemper(y: int) -> int:
+    """Invert MT19937's output tempering, recovering one word of the internal state."""
+    y ^= y >> 18
+    y ^= (y << 15) & 0xEFC60000
+    x = y
+    for _ in range(5):  # y = x ^ ((x << 7) & b): each round fixes 7 more low bits
+        x = y ^ ((x << 7) & 0x9D2C5680)
+    y = x & 0xFFFFFFFF
+    x = y
+    for _ in range(3):  # y = x ^ (x >> 11)
+        x = y ^ (x >> 11)
+    return x & 0xFFFFFFFF
+
+
+def _predict_matches(words: list[int]) -> int:
+    state = [untemper(w) for w in words[:_MT_N]]
+    clone = random.Random()
+    clone.setstate((3, (*state, _MT_N), None))
+    return sum(1 for actual in words[_MT_N:] if clone.getrandbits(32) == actual)
+
+
+def mt19937_prediction(data: bytes) -> Measurement:
+    """Recover an MT19937 state from 624 outputs and count correctly predicted next words."""
+    need = 2 * _MT_N * 4 + 3
+    if len(data) < need:
+        return Measurement(0, "bytes", skipped=f"needs {need} bytes, got {len(data)}")
+    best: tuple[int, int, str] = (0, 0, "little")
+    orders: tuple[Literal["little", "big"], ...] = ("little", "big")
+    for order in orders:
+        for offset in range(4):
+            chunk = data[offset : offset + 2 * _MT_N * 4]
+            words = [int.from_bytes(chunk[i : i + 4], order) for i in range(0, len(chunk), 4)]
+            matches = _predict_matches(words)
+            if matches > best[0]:
+                best = (matches, offset, order)
+    matches, offset, best_order = best
+    passed = matches < _MATCHES_TO_FAIL
+    if passed:
+        detail = f"no byte order or alignment predicted the next words (best {matches}/{_MT_N})"
+    else:
+        detail = (
+            f"output is predictable: {matches}/{_MT_N} next 32-bit words predicted from the "
+            f"previous {_MT_N} ({best_order}-endian words at offset {offset})"
+        )
+    return Measurement(
+        sample_size=need,
+        unit="bytes",
+        statistic=float(matches),
+        statistic_name="predicted words",
+        passed=passed,
+        detail=detail,
+    )
+
+
+def berlekamp_massey(bits: int, n: int) -> int:
+    """The linear complexity of the n-bit sequence whose i-th term is bit i of ``bits``."""
+    c, b = 1, 1  # connection polynomials, bit k = coefficient of x**k
+    length, m = 0, 1
+    reversed_prefix = 0  # bit i = s[t - i]
+    for t in range(n):
+        reversed_prefix = (reversed_prefix << 1) | ((bits >> t) & 1)
+        if (c & reversed_prefix).bit_count() & 1:
+            previous = c
+            c ^= b << m
+            if 2 * length <= t:
+                length = t + 1 - length
+                b = previous
+                m = 1
+            else:
+                m += 1
+        else:
+            m += 1
+    return length
+
+
+def linear_complexity(data: bytes, n: int) -> Measurement:
+    """Linear complexity of bit 0 of every fourth byte (``n`` terms)."""
+    if len(data) < 4 * n:
+        return Measurement(0, "bytes", skipped=f"needs {4 * n} bytes, got {len(data)}")
+    sequence = 0
+    for i, byte in enumerate(data[0 : 4 * n : 4]):
+        sequence |= (byte & 1) << i
+    complexity = berlekamp_massey(sequence, n)
+    floor = n // 2 - _LC_MARGIN
+    passed = complexity >= floor
+    detail = f"linear complexity {complexity} of {n} bits (random: about {n // 2})"
+    if not passed:
+        detail += "; the stream is generated by a linear recurrence over GF(2)"
+    return Measurement(
+        sample_size=4 * n,
+        unit="bytes",
+        statistic=float(complexity),
+        statistic_name="L",
+        passed=passed,
+        detail=detail,
+    )

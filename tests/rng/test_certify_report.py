@@ -1,0 +1,150 @@
+"""``croupier rng certify`` end to end: the real --quick run, and the verdict rules."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rng import seeded_source
+from rng.certify import runner
+from rng.certify.battery import CHECKS
+from rng.certify.broken import MersenneTwister
+from rng.certify.results import Measurement, Verdict, decide, format_p
+from rng.certify.subject import Subject
+from server.cli.main import main
+
+BROKEN = {"modulo-scaling", "off-by-one-deal", "mersenne-twister", "biased-byte"}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    out = tmp_path_factory.mktemp("certify-quick")
+    # A seeded run: the same HMAC_DRBG and battery, reproducible, so CI never fails on the
+    # half-percent of good runs that chance alone would fail (the policy's false-failure rate).
+    status = main(["rng", "certify", "--quick", "--seed", "ci", "--out", str(out)])
+    return status, out
+
+
+@pytest.fixture(scope="module")
+def quick_report(quick_run: tuple[int, Path]) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((quick_run[1] / "report.json").read_text())
+    return report
+
+
+def test_quick_certification_passes_and_exits_0(
+    quick_run: tuple[int, Path], quick_report: dict[str, Any]
+) -> None:
+    status, _ = quick_run
+    assert status == 0, quick_report["verdict"]
+    assert quick_report["exit_status"] == 0
+    assert quick_report["verdict"].startswith("PASS")
+    assert quick_report["generator"]["verdict"] == "PASS"
+    assert quick_report["second_level"]["verdict"] in {"PASS", "SKIPPED"}
+    assert quick_report["header"]["level"] == "quick"
+
+
+def test_every_test_has_statistic_p_value_and_verdict(quick_report: dict[str, Any]) -> None:
+    tests = quick_report["generator"]["tests"]
+    ids = {t["id"] for t in tests}
+    assert {c.id for c in CHECKS} <= ids
+    for prefix in ("sp800-22-", "dieharder-", "ent-", "rngtest-"):
+        assert any(i.startswith(prefix) for i in ids), prefix
+    categories = {t["category"] for t in tests}
+    assert categories == {"known-answer", "outcome", "raw", "predictability", "external"}
+    for t in tests:
+        assert {"statistic", "p_value", "verdict", "sample_size", "retest"} <= t.keys()
+        assert t["verdict"] in {"PASS", "SKIPPED"}, t
+        if t["category"] in {"outcome", "raw"}:
+            assert t["p_value"] is not None and t["statistic"] is not None, t
+        if t["verdict"] == "SKIPPED":
+            assert t["skipped_reason"], t
+        if t["retest"] is not None:
+            assert t["p_value"] < 0.01  # retested only after a first-run p below alpha
+
+
+def test_every_broken_generator_failed_as_expected(quick_report: dict[str, Any]) -> None:
+    runs = {run["name"]: run for run in quick_report["self_test"]}
+    assert set(runs) == BROKEN
+    for run in runs.values():
+        assert run["verdict"] == runner.DETECTED, run["name"]
+        assert run["caught_by"]
+    assert "predict-mt19937" in runs["mersenne-twister"]["caught_by"]
+    assert "small-deck-5" in runs["off-by-one-deal"]["caught_by"]
+    assert "kat-scaling" in runs["modulo-scaling"]["caught_by"]
+    assert "raw-byte-frequency" in runs["biased-byte"]["caught_by"]
+
+
+def test_sample_files_match_their_sha256(
+    quick_run: tuple[int, Path], quick_report: dict[str, Any]
+) -> None:
+    out = quick_run[1]
+    runs = [quick_report["generator"], *quick_report["self_test"]]
+    listed = [sample for run in runs for sample in run["samples"]]
+    names = {Path(s["path"]).name for s in quick_report["generator"]["samples"]}
+    assert {"raw-hmac-drbg.bin", "decks-hmac-drbg.txt", "shoes-hmac-drbg.txt"} <= names
+    assert {"roulette-37-hmac-drbg.txt", "roulette-38-hmac-drbg.txt"} <= names
+    assert "big-six-hmac-drbg.txt" in names
+    for sample in listed:
+        data = (out / sample["path"]).read_bytes()
+        assert len(data) == sample["bytes"]
+        assert hashlib.sha256(data).hexdigest() == sample["sha256"]
+    referenced = {f for t in quick_report["generator"]["tests"] for f in t["sample_files"]}
+    assert referenced <= {s["path"] for s in listed}
+
+
+def test_markdown_report_reads_like_a_lab_report(quick_run: tuple[int, Path]) -> None:
+    text = (quick_run[1] / "report.md").read_text()
+    assert text.startswith("# Croupier RNG certification report")
+    for heading in ("## Policy", "## Self-test", "## Sample files", "## Final verdict"):
+        assert heading in text
+    assert "- Exit status: 0" in text
+    assert text.count(runner.DETECTED) >= 4
+
+
+def test_a_broken_generator_that_is_not_caught_makes_the_run_fail(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """If the battery lost its teeth, the exit status says so."""
+
+    class NotBroken(Subject):
+        flaw = "none at all (a good generator posing as a broken one)"
+
+    def subjects(make_inner: object, mt_seed: int) -> list[Subject]:
+        disguised = NotBroken(seeded_source("not broken"), name="not-broken")
+        return [MersenneTwister(mt_seed), disguised]
+
+    monkeypatch.setattr(runner, "broken_subjects", subjects)
+    messages: list[str] = []
+    report = runner.certify(
+        out_dir=tmp_path, level="tiny", source_name="os", self_test=True, log=messages.append
+    )
+    assert report.exit_status == 1
+    assert report.self_test is not None
+    verdicts = {run.name: run.verdict for run in report.self_test}
+    assert verdicts == {"mersenne-twister": runner.DETECTED, "not-broken": runner.NOT_DETECTED}
+    assert "did not detect not-broken" in report.verdict
+    assert any("done in" in m for m in messages)
+
+
+def test_verdict_policy() -> None:
+    low = Measurement(10, "x", p_value=0.001)
+    high = Measurement(10, "x", p_value=0.5)
+    assert decide(high, None) is Verdict.PASS
+    assert decide(low, None) is Verdict.FAIL
+    assert decide(low, high) is Verdict.PASS
+    assert decide(low, low) is Verdict.FAIL
+    assert decide(Measurement(0, "x", skipped="absent"), None) is Verdict.SKIPPED
+    assert decide(Measurement(1, "x", passed=True), None) is Verdict.PASS
+    assert decide(Measurement(1, "x", passed=False), None) is Verdict.FAIL
+
+
+def test_format_p() -> None:
+    assert format_p(None) == "—"
+    assert format_p(0.5) == "0.5000"
+    assert format_p(1.5e-7) == "1.500e-07"
+    assert format_p(0.0, -1234.5) == "10^-1234.5"
+    assert format_p(0.0) == "< 1e-300"
