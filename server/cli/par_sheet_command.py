@@ -33,6 +33,22 @@ PROVIDERS: tuple[Provider, ...] = (
     Provider(
         "big_six", "Big Six Wheel, every wager of 619a.3 (exact)", "server.games.big_six_wheel"
     ),
+    Provider(
+        "twenty_one_baccarat",
+        "21 Baccarat, every wager and Bonus paytable of 681a (exact)",
+        "server.games.twenty_one_baccarat.par_sheet",
+    ),
+    Provider(
+        "casino_war",
+        "Casino War, every wager of 651a (exact)",
+        "server.games.casino_war.par_sheet",
+    ),
+    Provider(
+        "down_under_blackjack",
+        "Down Under Blackjack: bet (stated strategy; approximation), insurance and "
+        "match_the_dealer (exact), 685a",
+        "server.games.down_under_blackjack.par_sheet",
+    ),
 )
 
 
@@ -62,9 +78,3 @@ def _run(args: argparse.Namespace) -> int:
             f"{row.house_edge * 100:>10.4f}%  {row.method}"
         )
     return 0
-
-
-
-# --- 21 Baccarat (681a), Casino War (651a), Down Under Blackjack (685a) ------------------------
-PROVIDERS += (
-)
