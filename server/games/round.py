@@ -90,6 +90,11 @@ class WheelEngine(RoundEngine, Protocol):
 class DecidingEngine(RoundEngine, Protocol):
     """A round that asks players for decisions (``DecisionRequest``)."""
 
+    def stake_of(self, player_id: str, spot: str, decision: str) -> int:
+        """The money ``decision`` would put on the table (a War Wager, a Double Down, an
+        Insurance or split wager), or the ``IllegalAction`` that ``decide`` would raise; the
+        caller checks the player can cover it before deciding. Changes nothing."""
+
     def decide(self, player_id: str, spot: str, decision: str) -> Sequence[object]: ...
 
     def time_out(self, player_id: str) -> Sequence[object]:

@@ -120,15 +120,17 @@ class _Bot:
         joined = await self._expect_or_error(Joined)
         if joined is None:
             return self.report
+        # Boxed games (Casino War, Down Under Blackjack): a seat is the player's betting box.
+        seat = str(joined.snapshot.seat or "")
+        self.spots = [spot.replace("{seat}", seat) for spot in self.spots]
+        self.main_spots = [spot.replace("{seat}", seat) for spot in self.main_spots]
+        self.spot_limits = {k.replace("{seat}", seat): v for k, v in self.spot_limits.items()}
         if joined.snapshot.phase == "betting" and joined.snapshot.round:
             await self.bet(joined.snapshot.round)
         while self.report.rounds < self.target:
             message = await self.receive()
             if isinstance(message, BetAccepted):
                 self.report.bets += 1
-                self.report.wagered += message.amount
-                self.my_rounds.setdefault(message.round, {"wagered": 0, "returned": 0})
-                self.my_rounds[message.round]["wagered"] += message.amount
                 self.balance = message.balance
             elif isinstance(message, TableEvent):
                 await self.on_event(message)
@@ -148,15 +150,25 @@ class _Bot:
         if event.event == "betting_opened":
             await self.bet(event.round)
         elif event.event == "decision_requested" and event.data.get("player_id") == self.player:
-            options = event.data["options"]
+            choice = self.rng.choice(event.data["options"])
+            if choice == "war+tie":  # the optional Tie Wager on the War deal needs an amount
+                choice = f"war+tie:{self.minimum}"
             await self.send(
                 Decide(
-                    table=self.table,
-                    round=event.round,
-                    spot=event.data["spot"],
-                    decision=self.rng.choice(options),
+                    table=self.table, round=event.round, spot=event.data["spot"], decision=choice
                 )
             )
+        elif event.event == "bet_accepted":
+            # Every wager of ours, placed or added by a decision (a double, a War Wager):
+            # the table sends these to their owner only.
+            amount = int(event.data["wager"]["amount"])
+            self.report.wagered += amount
+            self.my_rounds.setdefault(event.round, {"wagered": 0, "returned": 0})
+            self.my_rounds[event.round]["wagered"] += amount
+        elif event.event == "bet_cancelled":
+            amount = int(event.data["wager"]["amount"])
+            self.report.wagered -= amount
+            self.my_rounds[event.round]["wagered"] -= amount
         elif event.event == "wager_settled":
             returned = int(event.data["settlement"]["returned"])
             self.report.returned += returned
@@ -166,10 +178,18 @@ class _Bot:
             self.report.rounds += 1
 
     async def bet(self, round_id: str) -> None:
+        used: set[str] = set()  # a box's spot holds one wager (Casino War, Down Under)
         for n in range(self.rng.randint(1, 3)):
             # Where the game requires one (631a.8(a)), the first wager is a main wager.
-            pool = self.main_spots if n == 0 and self.main_spots else self.spots
+            pool = [
+                s
+                for s in (self.main_spots if n == 0 and self.main_spots else self.spots)
+                if s not in used
+            ]
+            if not pool:
+                return
             spot = self.rng.choice(pool)
+            used.add(spot)
             limits = self.spot_limits.get(spot, {})
             minimum = limits.get("minimum", self.minimum)
             maximum = limits.get("maximum", self.maximum)

@@ -280,6 +280,10 @@ class _Session:
         return reply
 
     async def _place(self, m: PlaceBet) -> None:
+        table = self.casino.tables.get(m.table)
+        viewer = self.viewers.get(m.table)
+        if table is not None and (viewer is None or table.viewers.get(viewer) != "player"):
+            return self.error("not_seated", "join the table as a player to bet", m.table, m.ref)
         reply = await self._submit(
             m.table, m.ref, "place", round_id=m.round, bet_id=m.bet_id, spot=m.spot, amount=m.amount
         )

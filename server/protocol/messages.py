@@ -251,6 +251,7 @@ class TableSnapshot(msgspec.Struct, frozen=True):
     pending_decision: dict[str, Any] | None
     meters: dict[str, int]
     last_results: list[str]
+    seat: int | None = None  # the player's seat: their betting box where the game has boxes
 
 
 class Joined(_Message, tag="joined"):

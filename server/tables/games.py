@@ -13,17 +13,33 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rng.cards import Card
-from rng.shoe import BACCARAT, Draw, VirtualShoe
+from rng.shoe import (
+    BACCARAT,
+    CASINO_WAR,
+    DOWN_UNDER_BLACKJACK,
+    TWENTY_ONE_BACCARAT,
+    Draw,
+    ShoeRules,
+    VirtualShoe,
+)
 from rng.sources import RandomSource
 from rng.wheels import BIG_SIX_WHEEL, RouletteWheel, WheelType
 from server.games.baccarat.config import ConfigError as BaccaratConfigError
 from server.games.baccarat.config import Limits, TableConfig, Variant
 from server.games.baccarat.engine import BaccaratRound, Meters
+from server.games.betting import Limits as BoxLimits
 from server.games.big_six_wheel import BIG_SIX_PAYOUTS, BIG_SIX_SPOTS, BigSixRound, BigSixTable
+from server.games.casino_war.round import CasinoWarRound, CasinoWarTable
+from server.games.down_under_blackjack.round import DownUnderRound, DownUnderTable
+from server.games.down_under_blackjack.rules import HoleRange
 from server.games.progressives import MYSTERY_BONUS_CONFIGS
 from server.games.roulette.layout import PAYOUT_ODDS, WagerKind, placements
 from server.games.roulette.round import RouletteRound, RouletteTable
 from server.games.round import RoundEngine
+from server.games.twenty_one_baccarat.hands import BONUS_HANDS, BONUS_PAYTABLES
+from server.games.twenty_one_baccarat.hands import MAIN_SPOTS as TWENTY_ONE_MAIN_SPOTS
+from server.games.twenty_one_baccarat.hands import SPOTS as TWENTY_ONE_SPOTS
+from server.games.twenty_one_baccarat.round import TwentyOneBaccaratRound, TwentyOneBaccaratTable
 
 __all__ = [
     "GAMES",
@@ -58,6 +74,7 @@ class GameTable(Protocol):
     game: str
     variant: str
     automated: bool
+    boxed: bool  # a seat is a betting box: a player bets in their own box only
 
     def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
         """A new round's engine. ``replay`` rebuilds a journaled round: no live state such as
@@ -87,6 +104,8 @@ class _ShoeGame:
     """Card games: a virtual shoe per table (``self.shoe``, made by the subclass), reshuffled
     at a round's start after its cover card was reached."""
 
+    boxed = False
+
     shoe: VirtualShoe
 
     def start_round(self) -> dict[str, Any] | None:
@@ -115,6 +134,8 @@ class _ShoeGame:
 
 
 class _WheelGame:
+    boxed = False
+
     def start_round(self) -> dict[str, Any] | None:
         return None
 
@@ -310,9 +331,170 @@ class BaccaratGame(_ShoeGame):
         }
 
 
+def _limits(settings: TableSettings, kinds: tuple[str, ...]) -> dict[str, BoxLimits]:
+    return {kind: BoxLimits(settings.minimum, settings.maximum) for kind in kinds}
+
+
+def _shoe(
+    settings: TableSettings, source: RandomSource, rules: ShoeRules, decks: int
+) -> VirtualShoe:
+    try:
+        return VirtualShoe(
+            source, rules, decks, cards_behind_cover=settings.options.get("cards_behind_cover")
+        )
+    except ValueError as exc:
+        raise ConfigError(f"table {settings.id}: {exc}") from None
+
+
+class TwentyOneBaccaratGame(_ShoeGame):
+    """21 Baccarat (681a). Options: ``decks`` (4 or 8), ``bonus_paytable`` (A-C with four
+    decks, D-F with eight, "" for no Bonus Wagers), ``tie`` (offered or not)."""
+
+    game = "twenty_one_baccarat"
+    automated = False
+
+    def __init__(self, settings: TableSettings, source: RandomSource) -> None:
+        decks = _option(settings, "decks", 8, int)
+        bonus = _option(settings, "bonus_paytable", "D" if decks == 8 else "A", str)
+        try:
+            self.table = TwentyOneBaccaratTable(
+                decks=decks,
+                bonus_paytable=bonus or None,
+                tie_offered=_option(settings, "tie", True, bool),
+                limits=_limits(settings, TWENTY_ONE_SPOTS),
+            )
+        except ValueError as exc:
+            raise ConfigError(f"table {settings.id}: {exc}") from None
+        self.shoe = _shoe(settings, source, TWENTY_ONE_BACCARAT, decks)
+        self.variant = f"{decks}_decks" + (f"_bonus_{bonus}" if bonus else "")
+
+    def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
+        return TwentyOneBaccaratRound(self.table, round_id)
+
+    def sample_spots(self) -> list[str]:
+        return list(self.table.spots)
+
+    def rules(self) -> dict[str, Any]:
+        paytables: dict[str, Any] = {
+            "player": "1 to 1; 1 to 2 with 17",
+            "banker": "1 to 1; 1 to 2 with 17",
+            "tie": "10 to 1",
+        }
+        if self.table.bonus_paytable:
+            paytables["bonus"] = {
+                hand: f"{BONUS_PAYTABLES[self.table.bonus_paytable][hand]} to 1"
+                for hand in BONUS_HANDS
+            }
+        return {
+            "main_spots": list(TWENTY_ONE_MAIN_SPOTS),
+            "summary": (
+                f"21 Baccarat (58 Pa. Code 681a), {self.table.decks} decks: the hand closer to 21 "
+                "wins; a hand under 17 takes one more card; naturals win first."
+            ),
+            "paytables": paytables,
+        }
+
+
+class CasinoWarGame(_ShoeGame):
+    """Casino War (651a). Options: ``decks`` (6 or 8). Each seat is a betting box."""
+
+    game = "casino_war"
+    automated = False
+    boxed = True
+
+    def __init__(self, settings: TableSettings, source: RandomSource) -> None:
+        decks = _option(settings, "decks", 6, int)
+        try:
+            self.table = CasinoWarTable(decks=decks, limits=_limits(settings, ("initial", "tie")))
+        except ValueError as exc:
+            raise ConfigError(f"table {settings.id}: {exc}") from None
+        self.shoe = _shoe(settings, source, CASINO_WAR, decks)
+        self.variant = f"{decks}_decks"
+
+    def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
+        return CasinoWarRound(self.table, round_id)
+
+    def sample_spots(self) -> list[str]:
+        return ["initial:{seat}", "tie:{seat}"]
+
+    def rules(self) -> dict[str, Any]:
+        return {
+            "main_spots": ["initial:{seat}"],
+            "summary": (
+                "Casino War (58 Pa. Code 651a): your card against the dealer's, ace high. On a "
+                "tie, surrender half your wager or go to War with an equal War Wager."
+            ),
+            "paytables": {
+                "initial": "1 to 1",
+                "tie": "10 to 1",
+                "war": "1 to 1; 3 to 1 on a "
+                "War tie (the Initial Wager is forfeited on going to War)",
+            },
+        }
+
+
+class DownUnderBlackjackGame(_ShoeGame):
+    """Down Under Blackjack (685a). Options: ``decks`` (4, 5, 6, 8), ``match_the_dealer``
+    (six or eight decks only). Each seat is a betting box; the hole-card reader is virtual."""
+
+    game = "down_under_blackjack"
+    automated = False
+    boxed = True
+
+    def __init__(self, settings: TableSettings, source: RandomSource) -> None:
+        decks = _option(settings, "decks", 6, int)
+        try:
+            self.table = DownUnderTable(
+                decks=decks,
+                match_the_dealer=_option(settings, "match_the_dealer", decks in (6, 8), bool),
+                limits=_limits(settings, ("bet", "match_the_dealer")),
+            )
+        except ValueError as exc:
+            raise ConfigError(f"table {settings.id}: {exc}") from None
+        self.shoe = _shoe(settings, source, DOWN_UNDER_BLACKJACK, decks)
+        self.variant = f"{decks}_decks"
+
+    def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
+        return DownUnderRound(self.table, round_id)
+
+    def read_hole(self, card: Card) -> tuple[Any, dict[str, Any]]:
+        """The virtual Masque Card Reader: the range of the face-down card (685a.7(h))."""
+        reading = HoleRange.of(card)
+        return reading, {"range": reading.value}
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        if kind == "hole_range":
+            return HoleRange(payload["range"])
+        return super().answer_from_record(kind, payload)
+
+    def sample_spots(self) -> list[str]:
+        spots = ["bet:{seat}"]
+        if self.table.match_the_dealer:
+            spots.append("match_the_dealer:{seat}")
+        return spots
+
+    def rules(self) -> dict[str, Any]:
+        return {
+            "main_spots": ["bet:{seat}"],
+            "summary": (
+                f"Down Under Blackjack (58 Pa. Code 685a), {self.table.decks} decks. The reader "
+                "shows the range of the dealer's hole card; the dealer stands on 17 to 22; a "
+                "dealer 22 pushes most hands."
+            ),
+            "paytables": {
+                "bet": "1 to 1; blackjack 3 to 2",
+                "insurance": "2 to 1",
+                "lights": {r.value: c for r, c in self.table.lights.items()},
+            },
+        }
+
+
 GameFactory = Callable[[TableSettings, RandomSource], GameTable]
 GAMES: dict[str, GameFactory] = {
     "baccarat": BaccaratGame,
+    "twenty_one_baccarat": TwentyOneBaccaratGame,
+    "casino_war": CasinoWarGame,
+    "down_under_blackjack": DownUnderBlackjackGame,
     "roulette": RouletteGame,
     "big_six": BigSixGame,
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from server.games.round import DecidingEngine, RoundEngine, WheelEngine
 from server.games.wagers import Wager
@@ -46,6 +46,9 @@ def replay_round(game: GameTable, round_id: str, records: Sequence[JournalRecord
             events += engine.provide_card(game.answer_from_record(kind, p))
         elif kind == "spin":
             events += cast(WheelEngine, engine).provide_spin(game.answer_from_record(kind, p))
+        elif kind == "hole_range":
+            reader = cast(Any, engine)  # Down Under Blackjack's Masque Card Reader, 685a.7(h)
+            events += reader.provide_hole_range(game.answer_from_record(kind, p))
         elif kind == "decision":
             events += cast(DecidingEngine, engine).decide(p["player"], p["spot"], p["decision"])
         elif kind == "timeout":

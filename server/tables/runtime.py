@@ -21,14 +21,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+from rng.cards import Card
 from rng.errors import RngError
-from server.games.chance import CardRequest, SpinRequest
+from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
 from server.games.errors import (
     BETTING_CLOSED,
     DUPLICATE_BET_ID,
     NO_DECISION_PENDING,
     GameError,
     IllegalAction,
+    InvariantViolation,
 )
 from server.games.events import BetAccepted, CardDealt, RoundSettled, WagerSettled
 from server.games.round import (
@@ -53,6 +55,7 @@ __all__ = ["Reply", "TableRuntime", "Viewer"]
 log = logging.getLogger("croupier.table")
 
 INSUFFICIENT_FUNDS = "insufficient_funds"
+NOT_YOUR_BOX = "not_your_box"
 ROUND_NOT_OPEN = "round_not_open"
 TABLE_UNAVAILABLE = "table_unavailable"
 
@@ -112,7 +115,11 @@ class TableRuntime:
         self.round_id: str | None = None
         self.engine: RoundEngine | None = None
         self.closes_at: float | None = None
-        self.decision: tuple[DecisionRequest, float] | None = None
+        # Decisions awaited now, each with its deadline: (player, spot) -> (request, deadline).
+        self.decisions: dict[tuple[str, str], tuple[DecisionRequest, float]] = {}
+        self._decided = asyncio.Event()
+        self._hole: Card | None = None  # the face-down card, for the virtual hole-card reader
+        self.seat_of: dict[str, int] = {}  # a seated player's seat number (a betting box)
         self.viewers: dict[Viewer, str] = {}
         self._held: dict[str, float] = {}  # dropped players' seats, held until then
         self.grace_seconds = 60.0
@@ -144,6 +151,13 @@ class TableRuntime:
     def add_viewer(self, viewer: Viewer, role: str) -> None:
         self.viewers[viewer] = role
         self._held.pop(viewer.player_id, None)
+        if role == "player":
+            player = viewer.player_id
+            taken = {self.seat_of[p] for p in self.seated if p in self.seat_of and p != player}
+            if self.seat_of.get(player) in (None, *taken):
+                self.seat_of[player] = next(
+                    n for n in range(1, self.settings.seats + 2) if n not in taken
+                )
 
     def remove_viewer(self, viewer: Viewer) -> None:
         """The viewer left on purpose: the seat is free at once."""
@@ -171,14 +185,15 @@ class TableRuntime:
 
     def snapshot(self, player_id: str) -> TableSnapshot:
         pending = None
-        if self.decision is not None and self.decision[0].player_id == player_id:
-            request, deadline = self.decision
-            pending = {
-                "spot": request.spot,
-                "options": list(request.options),
-                "default": request.default,
-                "closes_in_ms": max(0, int((deadline - self.clock.now()) * 1000)),
-            }
+        for (player, _), (request, deadline) in self.decisions.items():
+            if player == player_id:
+                pending = {
+                    "spot": request.spot,
+                    "options": list(request.options),
+                    "default": request.default,
+                    "closes_in_ms": max(0, int((deadline - self.clock.now()) * 1000)),
+                }
+                break
         bets = [
             {"bet_id": w.bet_id, "spot": w.spot, "amount": w.amount}
             for (player, _), w in self._bets.items()
@@ -195,6 +210,7 @@ class TableRuntime:
             pending_decision=pending,
             meters={},
             last_results=list(self.last_results),
+            seat=self.seat_of.get(player_id),
         )
 
     @property
@@ -249,6 +265,12 @@ class TableRuntime:
             raise IllegalAction(
                 DUPLICATE_BET_ID, f"bet {bet_id!r} was already placed with other terms", bet_id
             )
+        if self.game.boxed:
+            seat = self.seat_of.get(player_id)
+            if seat is None or not spot.endswith(f":{seat}"):
+                raise IllegalAction(
+                    NOT_YOUR_BOX, f"bet in your own box, {seat} (kind:{seat})", spot
+                )
         if key in self._spent_ids:
             raise IllegalAction(
                 DUPLICATE_BET_ID, f"bet id {bet_id!r} was used and cancelled", bet_id
@@ -315,15 +337,30 @@ class TableRuntime:
         return Reply(data={"bets": placed})
 
     def _cmd_decide(self, player_id: str, round_id: str, spot: str, decision: str) -> Reply:
-        engine = self._current(round_id)
-        if self.decision is None or self.decision[0].player_id != player_id:
-            raise IllegalAction(NO_DECISION_PENDING, "the table is not waiting for you", None)
-        events = cast(DecidingEngine, engine).decide(player_id, spot, decision)
+        engine = cast(DecidingEngine, self._current(round_id))
+        if (player_id, spot) not in self.decisions:
+            raise IllegalAction(NO_DECISION_PENDING, "the table is not waiting for you", spot)
+        stake = engine.stake_of(player_id, spot, decision)  # raises if not an option
+        balance = self.ledger.balance(player_account(player_id))
+        if stake > balance:
+            raise IllegalAction(
+                INSUFFICIENT_FUNDS, f"the balance {balance} does not cover {stake}", stake
+            )
+        events = engine.decide(player_id, spot, decision)
+        added = False
+        for event in events:  # wagers the decision adds (a War Wager, a Double Down ...)
+            if isinstance(event, BetAccepted):
+                post_bet(self.ledger, round_id, event.wager)
+                added = True
         self.journal.append(
             round_id, "decision", {"player": player_id, "spot": spot, "decision": decision}
         )
-        self.decision = None
+        # Answered: a further decision on the same hand (another hit) is a new request.
+        del self.decisions[(player_id, spot)]
         self._emit(events)
+        if added:
+            self._balance_changed(player_id, "decision")
+        self._decided.set()
         return Reply(data={"decision": decision})
 
     # --- the round loop ----------------------------------------------------------------------
@@ -407,6 +444,8 @@ class TableRuntime:
             log.error("table %s round %s: %s; round voided", self.id, round_id, exc)
             self._void_current(f"irregularity: {exc}")
             return
+        finally:
+            self.decisions = {}
         if engine.phase is Phase.SETTLED:
             self.journal.finish_round(
                 round_id,
@@ -416,9 +455,12 @@ class TableRuntime:
             self._previous_bets = {p: list(ws) for p, ws in self._round_bets.items() if ws}
 
     async def _deal(self, round_id: str, engine: RoundEngine) -> None:
+        self.decisions, self._hole = {}, None
         while (request := engine.pending()) is not None:
             if isinstance(request, CardRequest):
                 draw = self.game.deal_card()
+                if not request.face_up and request.target == "dealer":
+                    self._hole = draw.card
                 self.journal.append(
                     round_id,
                     "card",
@@ -435,33 +477,56 @@ class TableRuntime:
                 value, record = self.game.spin()
                 self.journal.append(round_id, "spin", record)
                 self._emit(cast(WheelEngine, engine).provide_spin(value))
+            elif isinstance(request, HoleRangeRequest):
+                if self._hole is None:
+                    raise InvariantViolation("the hole-card reader was asked before a hole card")
+                value, record = cast(Any, self.game).read_hole(self._hole)
+                self.journal.append(round_id, "hole_range", record)
+                self._emit(cast(Any, engine).provide_hole_range(value))
             elif isinstance(request, DecisionRequest):
-                await self._await_decision(round_id, engine, request)
+                await self._await_decisions(round_id, cast(DecidingEngine, engine))
             else:
                 raise TypeError(f"table {self.id} cannot answer {request!r}")
 
-    async def _await_decision(
-        self, round_id: str, engine: RoundEngine, request: DecisionRequest
-    ) -> None:
-        deadline = self.clock.now() + self.settings.decision_seconds
-        self.decision = (request, deadline)
-        self._emit_raw(
-            round_id,
-            "decision_requested",
-            {
-                "player_id": request.player_id,
-                "spot": request.spot,
-                "options": list(request.options),
-                "default": request.default,
-                "closes_in_ms": int(self.settings.decision_seconds * 1000),
-            },
-            None,
-        )
-        await self._serve_until(deadline, until=lambda: self.decision is None)
-        if self.decision is not None:
-            self.decision = None
-            self.journal.append(round_id, "timeout", {"player": request.player_id})
-            self._emit(cast(DecidingEngine, engine).time_out(request.player_id))
+    async def _await_decisions(self, round_id: str, engine: DecidingEngine) -> None:
+        """Wait for every decision the engine awaits now (several players may decide at
+        once, e.g. each tie hand in Casino War), each until its own deadline; a player who
+        lets it pass gets the option that places no further money (the engine's time-out)."""
+        awaited = getattr(engine, "decisions_awaited", None)
+        requests = tuple(awaited) if awaited is not None else (engine.pending(),)
+        now = self.clock.now()
+        live = {}
+        for request in requests:
+            if not isinstance(request, DecisionRequest):
+                continue
+            key = (request.player_id, request.spot)
+            if key in self.decisions:
+                live[key] = self.decisions[key]
+                continue
+            deadline = now + self.settings.decision_seconds
+            live[key] = (request, deadline)
+            # The engine announced the request (decision_requested); the table adds when it
+            # closes, so every viewer can show the countdown.
+            self._emit_raw(
+                round_id,
+                "decision_deadline",
+                {"player_id": request.player_id, "spot": request.spot,
+                 "closes_in_ms": int(self.settings.decision_seconds * 1000)},
+                None,
+            )  # fmt: skip
+        self.decisions = live
+        if not live:
+            return
+        earliest = min(deadline for _, deadline in live.values())
+        self._decided.clear()
+        await self._serve_until(earliest, until=self._decided.is_set)
+        if self.clock.now() >= earliest and self.engine is engine:
+            late = sorted({player for (player, _), (_, d) in live.items() if d <= self.clock.now()})
+            for player in late:
+                if engine.phase is not Phase.DECIDING:
+                    break
+                self.journal.append(round_id, "timeout", {"player": player})
+                self._emit(engine.time_out(player))
 
     def _void_current(self, reason: str) -> None:
         engine, round_id = self.engine, self.round_id

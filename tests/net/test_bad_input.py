@@ -69,6 +69,10 @@ def _raw(**fields: object) -> bytes:
             "no_decision_pending",
         ),
         (encode(Hello(version=PROTOCOL_VERSION, name="again")), "already_welcomed"),
+        (
+            encode(PlaceBet(table="b6", round="b6.1", bet_id="x", spot="one", amount=100)),
+            "not_seated",
+        ),
     ],
 )
 def test_each_bad_request_gets_its_error_code(
@@ -82,6 +86,8 @@ def test_each_bad_request_gets_its_error_code(
 
     async def scenario() -> None:
         async with live_service(tmp_path, config) as service, Client.connect(service) as c:
+            await c.send(Join(table="rt"))
+            await c.expect(Joined)
             await c.ws.send(frame)
             error = await c.expect(ErrorMessage)
             assert error.code == code, error

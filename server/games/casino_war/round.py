@@ -315,6 +315,14 @@ class CasinoWarRound:
         check_limits(int(amount), self.table.limits.get("tie", Limits()), "the Tie Wager")
         return int(amount)
 
+    def stake_of(self, player_id: str, spot: str, decision: str) -> int:
+        """The money ``decision`` puts on the table: going to War places a War Wager equal
+        to the Initial Wager (651a.9(c)(2)), plus the optional War-deal Tie Wager."""
+        tie_amount = self.verify_decide(player_id, spot, decision)
+        if decision.partition(":")[0] == "surrender":
+            return 0
+        return self._book.on_spot(spot)[0].amount + tie_amount
+
     def can_decide(self, player_id: str, spot: str, decision: str) -> bool:
         try:
             self.verify_decide(player_id, spot, decision)

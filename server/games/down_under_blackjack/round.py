@@ -454,6 +454,11 @@ class DownUnderRound:
             raise IllegalAction(BAD_DECISION, f"{head!r} takes no amount", decision)
         return box.bet.amount if head == "split" else 0
 
+    def stake_of(self, player_id: str, spot: str, decision: str) -> int:
+        """The money ``decision`` puts on the table: the Insurance, Double Down or split
+        wager (685a.8-685a.10); 0 to hit or stand."""
+        return self.verify_decide(player_id, spot, decision)
+
     def can_decide(self, player_id: str, spot: str, decision: str) -> bool:
         try:
             self.verify_decide(player_id, spot, decision)

@@ -275,3 +275,15 @@ def test_card_dealt_targets_and_order() -> None:
     dealt = [(e.target, e.seq) for e in events if isinstance(e, CardDealt)]
     assert dealt == [("box:2", 0), ("box:5", 1), ("dealer", 2)]
     assert Fraction(1) == 1
+
+
+def test_stake_of_a_decision_is_the_money_it_puts_on_the_table() -> None:
+    # 651a.9(c)(2), interpretation 12: going to War places a War Wager equal to the Initial
+    # Wager (plus the optional Tie Wager on the War deal); surrendering places nothing.
+    r = _round(Wager("i", "al", "initial:1", 700))
+    _deal(r, "QH QC")
+    assert r.stake_of("al", "initial:1", "surrender") == 0
+    assert r.stake_of("al", "initial:1", "war") == 700
+    assert r.stake_of("al", "initial:1", "war+tie:300") == 1000
+    with pytest.raises(IllegalAction):
+        r.stake_of("al", "initial:1", "fold")
