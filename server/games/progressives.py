@@ -126,6 +126,16 @@ class InMemoryMeter:
         self._reserve = 0
         return paid
 
+    def state(self) -> dict[str, int]:
+        """The meter's exact state, to persist (amounts in 1/``denominator`` minor units)."""
+        return {"meter": self._meter, "reserve": self._reserve, "denominator": self._den}
+
+    def restore(self, state: dict[str, int]) -> None:
+        """Continue from a persisted ``state`` (same configuration, so same denominator)."""
+        if state.get("denominator") != self._den:
+            raise ValueError(f"meter {self._name}: saved state has another denominator")
+        self._meter, self._reserve = int(state["meter"]), int(state["reserve"])
+
 
 def heavenly_9_meter() -> InMemoryMeter:
     """631b.2(i): seed $10,000, 10% of each wager."""
@@ -235,3 +245,12 @@ class MustHitByMeter:
         self._meter += (self.config.minimum - paid) * self._den
         self.hit_value = self._draw()
         return paid
+
+    def state(self) -> dict[str, int]:
+        """The meter and its hit value (never shown to players: 631b.6 keeps it secret)."""
+        return {"meter": self._meter, "hit_value": self.hit_value, "denominator": self._den}
+
+    def restore(self, state: dict[str, int]) -> None:
+        if state.get("denominator") != self._den:
+            raise ValueError("mystery bonus: saved state has another denominator")
+        self._meter, self.hit_value = int(state["meter"]), int(state["hit_value"])

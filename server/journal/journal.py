@@ -54,3 +54,8 @@ class Journal(Protocol):
 
     def last_round(self, table_id: str) -> str | None:
         """The table's most recent round id."""
+
+    def save_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
+        """Durably keep a table's state that outlives rounds (its progressive meters)."""
+
+    def load_state(self, table_id: str, key: str) -> dict[str, Any] | None: ...

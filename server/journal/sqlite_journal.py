@@ -30,6 +30,12 @@ CREATE TABLE IF NOT EXISTS records (
     payload TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS records_round ON records(round_id, seq);
+CREATE TABLE IF NOT EXISTS table_state (
+    table_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (table_id, key)
+);
 CREATE TABLE IF NOT EXISTS round_players (
     round_id TEXT NOT NULL REFERENCES rounds(round_id),
     player_id TEXT NOT NULL,
@@ -148,3 +154,21 @@ class SqliteJournal:
                 (table_id,),
             ).fetchone()
         return None if row is None else str(row[0])
+
+    def save_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT INTO table_state(table_id, key, state) VALUES (?, ?, ?) "
+                "ON CONFLICT(table_id, key) DO UPDATE SET state = excluded.state",
+                (table_id, key, json.dumps(state, sort_keys=True)),
+            )
+
+    def load_state(self, table_id: str, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT state FROM table_state WHERE table_id = ? AND key = ?", (table_id, key)
+            ).fetchone()
+        if row is None:
+            return None
+        state: dict[str, Any] = json.loads(row[0])
+        return state

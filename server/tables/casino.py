@@ -83,6 +83,10 @@ class Casino:
         self.games: dict[str, GameTable] = {
             t.id: build_game(t, HmacDrbgSource(f"table:{t.id}")) for t in settings.tables
         }
+        for table_id, game in self.games.items():
+            saved = journal.load_state(table_id, "meters")
+            if saved is not None:
+                game.restore_meters(saved)  # the jackpots carry on across restarts
         self.tables: dict[str, TableRuntime] = {}
         for table in settings.tables:
             last = journal.last_round(table.id)

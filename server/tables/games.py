@@ -99,8 +99,29 @@ class GameTable(Protocol):
     def rules(self) -> dict[str, Any]:
         """The rules and paytables players can read at the table (58 Pa. Code 810a.3)."""
 
+    def meter_state(self) -> dict[str, Any] | None:
+        """Progressive meters to persist after each round (None: the game has none)."""
 
-class _ShoeGame:
+    def restore_meters(self, state: dict[str, Any]) -> None: ...
+
+    def meter_amounts(self) -> dict[str, int]:
+        """The meters as players see them, whole minor units."""
+
+
+class _NoMeters:
+    """Games without progressive meters."""
+
+    def meter_state(self) -> dict[str, Any] | None:
+        return None
+
+    def restore_meters(self, state: dict[str, Any]) -> None:
+        return None
+
+    def meter_amounts(self) -> dict[str, int]:
+        return {}
+
+
+class _ShoeGame(_NoMeters):
     """Card games: a virtual shoe per table (``self.shoe``, made by the subclass), reshuffled
     at a round's start after its cover card was reached."""
 
@@ -133,7 +154,7 @@ class _ShoeGame:
         return Card.parse(payload["card"])
 
 
-class _WheelGame:
+class _WheelGame(_NoMeters):
     boxed = False
 
     def start_round(self) -> dict[str, Any] | None:
@@ -304,6 +325,16 @@ class BaccaratGame(_ShoeGame):
 
     def sample_spots(self) -> list[str]:
         return list(self.config.spots)
+
+    def meter_state(self) -> dict[str, Any] | None:
+        state = self.meters.state()
+        return dict(state) if state else None
+
+    def restore_meters(self, state: dict[str, Any]) -> None:
+        self.meters.restore(state)
+
+    def meter_amounts(self) -> dict[str, int]:
+        return self.meters.amounts()
 
     def rules(self) -> dict[str, Any]:
         tables = {}

@@ -208,7 +208,7 @@ class TableRuntime:
             cards={k: list(v) for k, v in self.cards.items()},
             my_bets=bets,
             pending_decision=pending,
-            meters={},
+            meters=self.game.meter_amounts(),
             last_results=list(self.last_results),
             seat=self.seat_of.get(player_id),
         )
@@ -412,6 +412,20 @@ class TableRuntime:
         return f"{self.id}.{self.round_number}"
 
     async def _play_round(self) -> None:
+        try:
+            await self._run_round()
+        finally:
+            self._save_meters()
+
+    def _save_meters(self) -> None:
+        """Persist the progressive meters after every round, and show players the amounts."""
+        state = self.game.meter_state()
+        if state is not None:
+            self.journal.save_state(self.id, "meters", state)
+            if self.round_id is not None:
+                self._emit_raw(self.round_id, "meters", self.game.meter_amounts(), None)
+
+    async def _run_round(self) -> None:
         round_id = self._next_round_id()
         shoe = self.game.start_round()
         engine = self.game.new_round(round_id)

@@ -68,6 +68,7 @@ from server.games.events import (
 )
 from server.games.money import check_amount
 from server.games.progressives import (
+    InMemoryMeter,
     MustHitByMeter,
     ProgressiveMeter,
     harmony_meter,
@@ -140,6 +141,27 @@ class Meters:
                 raise ConfigError("631b.6(c)(3): the Mystery Bonus needs the RNG's randbelow")
             meters.mystery = MustHitByMeter(config.mystery_bonus, randbelow)
         return meters
+
+    def _all(self) -> dict[str, InMemoryMeter | MustHitByMeter]:
+        found: dict[str, InMemoryMeter | MustHitByMeter] = {}
+        for key in ("heavenly_9", "harmony", "mystery"):
+            meter = getattr(self, key)
+            if isinstance(meter, InMemoryMeter | MustHitByMeter):
+                found[key] = meter
+        return found
+
+    def state(self) -> dict[str, dict[str, int]]:
+        """Every meter's exact state, to persist after each round."""
+        return {key: meter.state() for key, meter in self._all().items()}
+
+    def restore(self, state: dict[str, dict[str, int]]) -> None:
+        for key, meter in self._all().items():
+            if key in state:
+                meter.restore(state[key])
+
+    def amounts(self) -> dict[str, int]:
+        """What the meters show players: whole minor units (never a hit value)."""
+        return {meter.name: int(meter.amount) for meter in self._all().values()}
 
 
 class BaccaratRound:
