@@ -18,6 +18,7 @@ from server.cli import (
     replay_command,
     rng_commands,
     serve_command,
+    wallet_command,
 )
 
 __all__ = ["build_parser", "main"]
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     par_sheet_command.register(commands)
     bot_command.register(commands)
     replay_command.register(commands)
+    wallet_command.register(commands)
     return parser
 
 

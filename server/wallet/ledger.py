@@ -18,6 +18,7 @@ __all__ = [
     "HOUSE",
     "MAX_AMOUNT",
     "OPEN_WAGERS",
+    "OPERATOR_ISSUER",
     "PLAY_MONEY_ISSUER",
     "IdempotencyConflict",
     "InsufficientFunds",
@@ -31,6 +32,7 @@ __all__ = [
 HOUSE: Final = "house"
 OPEN_WAGERS: Final = "wagers:open"
 PLAY_MONEY_ISSUER: Final = "issuer:play-money"
+OPERATOR_ISSUER: Final = "issuer:operator"  # real-money deposits and withdrawals
 # SQLite integers are signed 64-bit; keep every amount and balance well inside them.
 MAX_AMOUNT: Final = 2**53
 
