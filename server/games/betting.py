@@ -23,7 +23,7 @@ request answered), ``ask`` (a decision is now awaited), ``decide`` (a decision t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -64,6 +64,7 @@ __all__ = [
     "NOT_AN_OPTION",
     "SPOT_TAKEN",
     "Book",
+    "BoxedBetting",
     "DecisionMade",
     "DecisionRequested",
     "DecisionTimedOut",
@@ -460,3 +461,41 @@ class Decisions:
 
     def clear(self) -> None:
         self._awaited.clear()
+
+
+class BoxedBetting:
+    """The betting surface shared by the games whose players bet in boxes (Casino War, Down
+    Under Blackjack): ``verify_place``/``can_place``/``place``/``cancel`` on ``kind:box``
+    spots, each kind with its posted limits. A game sets ``_book``, ``_kinds`` (the kinds a
+    player places), ``_boxes`` (how many the layout has) and ``_limits`` (per kind), and may
+    refuse a kind its table does not offer in ``_check_offered``."""
+
+    _book: Book
+    _kinds: tuple[str, ...]
+    _box_count: int
+    _limits: Mapping[str, Limits]
+
+    def _check_offered(self, kind: str, wager: Wager) -> None:
+        """Refuse a kind of wager this table does not offer (default: all are offered)."""
+
+    def verify_place(self, wager: Wager) -> None:
+        """Raise the ``IllegalAction`` that ``place(wager)`` would; change nothing."""
+        self._book.require("place")
+        kind, box = parse_box_spot(wager.spot, self._kinds, self._box_count)
+        self._check_offered(kind, wager)
+        check_box(self._book, wager, box)
+        self._book.check_new(wager, self._limits.get(kind, NO_LIMITS))
+
+    def can_place(self, wager: Wager) -> bool:
+        try:
+            self.verify_place(wager)
+        except IllegalAction:
+            return False
+        return True
+
+    def place(self, wager: Wager) -> Sequence[object]:
+        self.verify_place(wager)
+        return self._book.place(wager, self._limits.get(wager.spot.split(":")[0], NO_LIMITS))
+
+    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
+        return self._book.cancel(player_id, bet_id)

@@ -33,11 +33,10 @@ from server.games.betting import (
     BAD_DECISION,
     DECISION_TRANSITIONS,
     Book,
+    BoxedBetting,
     Decisions,
     Limits,
-    check_box,
     check_limits,
-    parse_box_spot,
 )
 from server.games.chance import CardRequest
 from server.games.errors import IllegalAction, InvariantViolation
@@ -161,12 +160,16 @@ class WarDeclared:
 _RESULT_WORD = {1: "higher", -1: "lower", 0: "tie"}
 
 
-class CasinoWarRound:
+class CasinoWarRound(BoxedBetting):
     """A round of Casino War; follows ``server.games.round.RoundEngine`` with ``decide`` and
-    ``time_out``."""
+    ``time_out``. Players place ``initial`` and ``tie`` wagers in their boxes."""
+
+    _kinds = ("initial", "tie")
+    _box_count = BOXES
 
     def __init__(self, table: CasinoWarTable, round_id: str) -> None:
         self.table = table
+        self._limits = table.limits
         self.round_id = round_id
         self._book = Book(round_id, DECISION_TRANSITIONS, _depends_on)
         self._decisions = Decisions(round_id)
@@ -196,27 +199,6 @@ class CasinoWarRound:
         return self._book.open()
 
     # -- betting -------------------------------------------------------------------------
-
-    def verify_place(self, wager: Wager) -> None:
-        """Raise the ``IllegalAction`` that ``place(wager)`` would; change nothing."""
-        self._book.require("place")
-        kind, box = parse_box_spot(wager.spot, ("initial", "tie"), BOXES)
-        check_box(self._book, wager, box)
-        self._book.check_new(wager, self.table.limits.get(kind, Limits()))
-
-    def can_place(self, wager: Wager) -> bool:
-        try:
-            self.verify_place(wager)
-        except IllegalAction:
-            return False
-        return True
-
-    def place(self, wager: Wager) -> Sequence[object]:
-        self.verify_place(wager)
-        return self._book.place(wager, self.table.limits.get(wager.spot.split(":")[0], Limits()))
-
-    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        return self._book.cancel(player_id, bet_id)
 
     def close_betting(self) -> Sequence[object]:
         events = list(self._book.close_betting())

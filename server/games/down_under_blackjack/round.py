@@ -42,10 +42,9 @@ from server.games.betting import (
     BAD_DECISION,
     DECISION_TRANSITIONS,
     Book,
+    BoxedBetting,
     Decisions,
     Limits,
-    check_box,
-    parse_box_spot,
 )
 from server.games.chance import CardRequest, HoleRangeRequest
 from server.games.down_under_blackjack.rules import (
@@ -153,12 +152,16 @@ class _Box:
     insurance: Wager | None = None
 
 
-class DownUnderRound:
+class DownUnderRound(BoxedBetting):
     """A round of Down Under Blackjack; follows ``server.games.round.RoundEngine`` with
     ``provide_hole_range``, ``decide`` and ``time_out``."""
 
+    _kinds = _PLAYER_KINDS
+    _box_count = BOXES
+
     def __init__(self, table: DownUnderTable, round_id: str) -> None:
         self.table = table
+        self._limits = table.limits
         self.round_id = round_id
         self._book = Book(round_id, DECISION_TRANSITIONS, _depends_on)
         self._decisions = Decisions(round_id)
@@ -194,27 +197,9 @@ class DownUnderRound:
 
     # -- betting -------------------------------------------------------------------------
 
-    def verify_place(self, wager: Wager) -> None:
-        self._book.require("place")
-        kind, box = parse_box_spot(wager.spot, _PLAYER_KINDS, BOXES)
+    def _check_offered(self, kind: str, wager: Wager) -> None:
         if kind == "match_the_dealer" and not self.table.match_the_dealer:
             raise IllegalAction(WAGER_NOT_OFFERED, "685a.6(e): not offered here", wager.spot)
-        check_box(self._book, wager, box)
-        self._book.check_new(wager, self.table.limits.get(kind, Limits()))
-
-    def can_place(self, wager: Wager) -> bool:
-        try:
-            self.verify_place(wager)
-        except IllegalAction:
-            return False
-        return True
-
-    def place(self, wager: Wager) -> Sequence[object]:
-        self.verify_place(wager)
-        return self._book.place(wager, self.table.limits.get(wager.spot.split(":")[0], Limits()))
-
-    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        return self._book.cancel(player_id, bet_id)
 
     def close_betting(self) -> Sequence[object]:
         events = list(self._book.close_betting())
