@@ -32,9 +32,12 @@ class Journal(Protocol):
     def open_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
         """Start a round's record (kind ``opened``)."""
 
-    def append(self, round_id: str, kind: str, payload: dict[str, Any]) -> int:
+    def append(
+        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
+    ) -> int:
         """Durably record one input of an open round; returns its sequence number. Returns
-        only once the record is on disk: a card is journaled before anyone sees it."""
+        only once the record is on disk: a card is journaled before anyone sees it. With
+        ``player``, the same commit notes that the player had wagers in the round."""
 
     def note_player(self, round_id: str, player_id: str) -> None:
         """Remember that ``player_id`` had wagers in the round (for game recall)."""

@@ -80,10 +80,17 @@ class SqliteJournal:
             seq = self._insert(round_id, "opened", payload)
             self._db.execute("UPDATE rounds SET opened_seq = ? WHERE round_id = ?", (seq, round_id))
 
-    def append(self, round_id: str, kind: str, payload: dict[str, Any]) -> int:
+    def append(
+        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
+    ) -> int:
         with self._lock, self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._require_open(round_id)
+            if player is not None:  # the same commit remembers the player, for recall
+                self._db.execute(
+                    "INSERT OR IGNORE INTO round_players(round_id, player_id) VALUES (?, ?)",
+                    (round_id, player),
+                )
             return self._insert(round_id, kind, payload)
 
     def _require_open(self, round_id: str) -> None:

@@ -15,6 +15,7 @@ import logging
 import mimetypes
 import signal
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from server import __version__
 from server.config import ServerSettings
 from server.journal.sqlite_journal import SqliteJournal
 from server.net.connection import ConnectionLimits, serve_connection
+from server.net.fanout import fanout
 from server.net.metrics import Metrics
 from server.tables.casino import Casino
 from server.tables.clock import Clock, SystemClock
@@ -181,8 +183,15 @@ class Service:
         headers = Headers([("Content-Type", kind), ("Content-Length", str(len(body)))])
         return Response(200, "OK", headers, body)
 
-    async def start(self) -> None:
-        self.casino.start()
+    def _fanout(self, targets: Iterable[Any], payload: bytes) -> int:
+        sent = fanout(targets, payload)
+        self.metrics.inc("croupier_frames_sent_total", sent)
+        return sent
+
+    async def start(self, *, stagger: bool = True) -> None:
+        for table in self.casino.tables.values():
+            table.fanout = self._fanout
+        self.casino.start(stagger=stagger)
         self.server = await serve(
             self._handler,
             self.host,

@@ -14,10 +14,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
+from server.net.fanout import ws_binary_frame
 from server.net.metrics import Metrics
 from server.protocol.codec import ProtocolError, decode_client, encode
 from server.protocol.messages import (
@@ -77,6 +78,9 @@ class _Viewer:
     def deliver(self, frame: bytes) -> None:
         self.session.send_frame(frame)
 
+    def write_wire(self, wire: bytes) -> bool:
+        return self.session.write_wire(wire)
+
 
 class _Session:
     def __init__(
@@ -101,15 +105,20 @@ class _Session:
         self.send_frame(encode(message))
 
     def send_frame(self, frame: bytes) -> None:
+        if self.write_wire(ws_binary_frame(frame)):
+            self.metrics.inc("croupier_frames_sent_total")
+
+    def write_wire(self, wire: bytes) -> bool:
+        """Write an already framed message (``fanout``) if this connection can take it."""
         if self.closing or self.ws.state is not State.OPEN:
-            return
+            return False
         transport = self.ws.transport
-        if transport is not None and transport.get_write_buffer_size() > self.limits.max_backlog:
+        if transport.get_write_buffer_size() > self.limits.max_backlog:
             self.metrics.inc("croupier_slow_viewers_disconnected_total")
             self._close(CLOSE_TOO_SLOW, "too slow to follow the table; resume from your last seq")
-            return
-        broadcast([self.ws], frame)
-        self.metrics.inc("croupier_frames_sent_total")
+            return False
+        transport.write(wire)
+        return True
 
     def _close(self, code: int, reason: str) -> None:
         """Stop sending and close the connection with ``code`` (outside the reader loop,

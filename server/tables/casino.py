@@ -136,10 +136,17 @@ class Casino:
                 )
             )
 
-    def start(self) -> None:
+    def start(self, *, stagger: bool = True) -> None:
+        """Recover, then run every table. Tables start spread over one round's length so
+        that hundreds of tables never open, close and deal in the same instant."""
         self.recover()
-        for table in self.tables.values():
-            self._tasks.append(asyncio.create_task(table.run(), name=f"table:{table.id}"))
+        count = len(self.tables)
+        for n, table in enumerate(self.tables.values()):
+            cycle = table.settings.betting_seconds + table.settings.pause_seconds
+            offset = cycle * n / count if stagger and count > 1 else 0.0
+            self._tasks.append(
+                asyncio.create_task(table.run(start_after=offset), name=f"table:{table.id}")
+            )
 
     async def stop(self) -> None:
         for table in self.tables.values():

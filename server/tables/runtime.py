@@ -50,7 +50,7 @@ from server.tables.money import post_bet, post_cancel, post_settlement
 from server.tables.views import audience, event_name, public_data
 from server.wallet.ledger import HOUSE, InsufficientFunds, Ledger, Transfer, player_account
 
-__all__ = ["Reply", "TableRuntime", "Viewer"]
+__all__ = ["Fanout", "Reply", "TableRuntime", "Viewer", "deliver_each"]
 
 log = logging.getLogger("croupier.table")
 
@@ -66,6 +66,19 @@ class Viewer(Protocol):
     player_id: str
 
     def deliver(self, frame: bytes) -> None: ...
+
+
+Fanout = Callable[[Iterable[Any], bytes], int]
+
+
+def deliver_each(viewers: Iterable[Viewer], frame: bytes) -> int:
+    """The plain fan-out: ``deliver`` to each viewer. The server installs a faster one that
+    frames the message once (``server.net.fanout``)."""
+    count = 0
+    for viewer in viewers:
+        viewer.deliver(frame)
+        count += 1
+    return count
 
 
 @dataclass
@@ -135,6 +148,7 @@ class TableRuntime:
         self._round_bets: dict[str, list[Wager]] = {}
         self._stop = asyncio.Event()
         self.on_balance: Callable[[str], None] | None = None
+        self.fanout: Fanout = deliver_each
 
     # --- viewers -----------------------------------------------------------------------------
 
@@ -291,8 +305,8 @@ class TableRuntime:
             round_id,
             "bet",
             {"player": player_id, "bet_id": bet_id, "spot": accepted.spot, "amount": amount},
+            player=player_id,
         )
-        self.journal.note_player(round_id, player_id)
         self._bets[key] = accepted
         self._asked[key] = (spot, amount)
         self._round_bets.setdefault(player_id, []).append(accepted)
@@ -365,8 +379,11 @@ class TableRuntime:
 
     # --- the round loop ----------------------------------------------------------------------
 
-    async def run(self) -> None:
-        """Play rounds until ``stop``."""
+    async def run(self, start_after: float = 0.0) -> None:
+        """Play rounds until ``stop``, the first after ``start_after`` seconds (the casino
+        staggers its tables so that they do not all change phase in the same instant)."""
+        if start_after > 0:
+            await self._serve_until(self.clock.now() + start_after)
         while not self._stop.is_set() and self.available:
             try:
                 await self._play_round()
@@ -590,9 +607,10 @@ class TableRuntime:
             TableEvent(table=self.id, seq=self.seq, round=round_id, event=name, data=data)
         )
         self._log.append(_Logged(self.seq, round_id, frame, to))
-        for viewer in list(self.viewers):
-            if to is None or viewer.player_id == to:
-                viewer.deliver(frame)
+        if to is None:
+            self.fanout(self.viewers, frame)
+        else:
+            self.fanout([v for v in self.viewers if v.player_id == to], frame)
 
     def _balance_changed(self, player_id: str, reason: str) -> None:
         balance = self.ledger.balance(player_account(player_id))

@@ -48,7 +48,7 @@ async def live_service(
 ) -> AsyncIterator[Service]:
     clock = ManualClock()
     service = Service(parse_config(config, "test.toml"), tmp, port=0, clock=clock, limits=limits)
-    await service.start()
+    await service.start(stagger=False)  # tests drive every table from the same instant
     await clock.advance(0)
     try:
         yield service

@@ -1,0 +1,139 @@
+"""The server benchmarks keep working at a tiny size (run by hand; no timing is asserted).
+
+Each one starts real server and client processes on loopback, so they are marked slow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from loadtests import bench_betack, bench_connections, bench_fanout
+from loadtests.wsload import RawClient, client_frame, server_frame, tables_toml
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def test_raw_client_counts_frames_split_across_reads() -> None:
+    async def go() -> tuple[int, list[bytes]]:
+        got: list[bytes] = []
+        client = RawClient(got.append)
+        client.data_received(b"HTTP/1.1 101 Switching Protocols\r\n\r\n")
+        stream = server_frame(b"a" * 5) + server_frame(b"b" * 300) + server_frame(b"c" * 70000)
+        for i in range(0, len(stream), 7):
+            client.data_received(stream[i : i + 7])
+        return client.frames, got
+
+    frames, got = asyncio.run(go())
+    assert frames == 3 and [len(p) for p in got] == [5, 300, 70000]
+    assert client_frame(b"xy")[:2] == bytes((0x82, 0x82))  # FIN+binary, masked, length 2
+
+
+def test_fanout_benchmark_runs_and_renders_every_row() -> None:
+    result = bench_fanout.run(viewers=20, events=20, burst=2, repeat=1)
+    rows = result["rows"]
+    assert [r.mode for r in rows] == list(bench_fanout.MODES)
+    assert all(r.completeness == 1.0 and r.frames_per_cpu_s > 0 for r in rows)
+    text = bench_fanout.render(result, 20, 20, 2, 1)
+    assert "baseline" in text and "--viewers 20" in text
+
+
+def test_connections_benchmark_runs_and_renders() -> None:
+    result = bench_connections.run([10, 30])
+    assert [r["connections"] for r in result["croupier"]] == [10, 30]
+    assert all(r["failed"] == 0 for r in result["croupier"] + result["baseline"])
+    text = bench_connections.render(result, [10, 30])
+    assert "KiB/conn" in text and "--steps 10,30" in text
+
+
+def test_betack_benchmark_runs_and_renders(tmp_path: Path) -> None:
+    result = bench_betack.run(
+        viewers=20,
+        n_tables=2,
+        rates=[200.0],
+        seconds=1.5,
+        bettors=2,
+        interval=0.1,
+        data_dirs=[str(tmp_path)],
+    )
+    idle, loaded = result["configs"][0]["rows"]
+    assert idle["acks"] > 0 and loaded["acks"] > 0
+    text = bench_betack.render(result, 20, 2, [200.0], 1.5, 2, 0.1)
+    assert "p99" in text and "under broadcast" in text
+
+
+@pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="locust not installed")
+def test_locust_scenario_plays_rounds(tmp_path: Path) -> None:
+    """Headless locust against ``croupier serve`` with a fast table; every request succeeds.
+    (Run in a subprocess: locust monkey-patches the process with gevent.)"""
+    config = tmp_path / "fast.toml"
+    config.write_text(tables_toml(["fast"], betting=1, pause=0))
+    port = bench_connections.free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "server.cli.main",
+            "serve",
+            "--config",
+            str(config),
+            "--port",
+            str(port),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if bench_connections._get(port, "/readyz") == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.1)
+        locust = Path(sys.executable).with_name("locust")
+        done = subprocess.run(
+            [
+                str(locust),
+                "-f",
+                "loadtests/locustfile.py",
+                "--host",
+                f"ws://127.0.0.1:{port}",
+                "--headless",
+                "-u",
+                "2",
+                "-r",
+                "2",
+                "-t",
+                "6s",
+                "--only-summary",
+                "--csv",
+                str(tmp_path / "run"),
+            ],
+            cwd=ROOT,
+            env={**os.environ, "CROUPIER_TABLES": "fast"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        stats = (tmp_path / "run_stats.csv").read_text()
+        assert "place_bet → bet_accepted" in stats, done.stderr[-2000:]
+        assert "connect+hello+join" in stats
+        failures = (tmp_path / "run_failures.csv").read_text().strip().splitlines()
+        assert len(failures) <= 1, failures  # the header only
+    finally:
+        server.terminate()
+        server.wait(20)
