@@ -454,8 +454,11 @@ class ServerHarness:
 
         clock: ManualClock | SystemClock = ManualClock() if manual else SystemClock()
         assert config is not None and data_dir is not None
+        from server.net.app import tune_gc
+
         self.service = Service(load_config(Path(config)), Path(data_dir), port=0, clock=clock)
         await self.service.start()
+        tune_gc()  # as `croupier serve` does
         if isinstance(clock, ManualClock):
             await clock.advance(0)
         return int(self.service.port)
