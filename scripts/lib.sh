@@ -57,3 +57,24 @@ ensure_debian_packages() {
     echo "note: install ${missing[*]} (Debian: sudo apt-get install ${missing[*]}) for the full certification battery; the tests that use them are skipped until then" >&2
   fi
 }
+
+# ensure_client: the browser client's dependencies (npm ci) and, with "build", its built files
+# in client-web/dist, which croupier serve serves. Rebuilt only when a source file is newer.
+ensure_client() {
+  local want="${1:-}" client="$ROOT/client-web"
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "note: npm (Node.js 20 or newer) is needed for the browser client: install nodejs and npm (Debian: apt-get install nodejs npm); the server runs without it" >&2
+    return 0
+  fi
+  if [ ! -d "$client/node_modules" ] || [ "$client/package-lock.json" -nt "$client/node_modules/.package-lock.json" ]; then
+    echo "==> installing the browser client's packages (npm ci)"
+    npm --prefix "$client" ci --no-audit --no-fund --loglevel=error
+  fi
+  if [ "$want" = build ]; then
+    if [ ! -f "$client/dist/index.html" ] ||
+      [ -n "$(find "$client/src" "$client/index.html" "$client/public" -newer "$client/dist/index.html" -print -quit 2>/dev/null)" ]; then
+      echo "==> building the browser client"
+      npm --prefix "$client" run build --silent
+    fi
+  fi
+}

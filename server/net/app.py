@@ -193,7 +193,13 @@ class Service:
                 return _text(http.HTTPStatus.NOT_FOUND, "not found\n")
         body = target.read_bytes()
         kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        headers = Headers([("Content-Type", kind), ("Content-Length", str(len(body)))])
+        # Vite names assets by their content hash: they never change; the page must be fresh.
+        cache = (
+            "public, max-age=31536000, immutable" if relative.startswith("assets/") else "no-cache"
+        )
+        headers = Headers(
+            [("Content-Type", kind), ("Content-Length", str(len(body))), ("Cache-Control", cache)]
+        )
         return Response(200, "OK", headers, body)
 
     def _fanout(self, targets: Iterable[Any], payload: bytes) -> int:

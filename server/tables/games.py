@@ -31,7 +31,7 @@ from server.games.betting import Limits as BoxLimits
 from server.games.big_six_wheel import BIG_SIX_PAYOUTS, BIG_SIX_SPOTS, BigSixRound, BigSixTable
 from server.games.casino_war.round import CasinoWarRound, CasinoWarTable
 from server.games.down_under_blackjack.round import DownUnderRound, DownUnderTable
-from server.games.down_under_blackjack.rules import HoleRange
+from server.games.down_under_blackjack.rules import MATCH_PAYTABLES, HoleRange
 from server.games.progressives import MYSTERY_BONUS_CONFIGS
 from server.games.roulette.layout import PAYOUT_ODDS, WagerKind, placements
 from server.games.roulette.round import RouletteRound, RouletteTable
@@ -227,7 +227,13 @@ class RouletteGame(_WheelGame):
                 + self.wheel_type.value.replace("_", " ")
                 + " wheel. Bet on where the ball comes to rest; payouts per 617a.4."
             ),
-            "paytables": {"roulette": {k.value: f"{v} to 1" for k, v in PAYOUT_ODDS.items()}},
+            "paytables": {
+                "roulette": {k.value: f"{v} to 1" for k, v in PAYOUT_ODDS.items()},
+                "five_adjacent": "five Straight Wagers: the winning one pays 35 to 1"
+                if self.table.five_adjacent_offered
+                else "not offered at this table",
+            },
+            "five_adjacent": self.table.five_adjacent_offered,
         }
 
 
@@ -516,7 +522,20 @@ class DownUnderBlackjackGame(_ShoeGame):
                 "bet": "1 to 1; blackjack 3 to 2",
                 "insurance": "2 to 1",
                 "lights": {r.value: c for r, c in self.table.lights.items()},
+                **self._match_pays(),
             },
+        }
+
+    def _match_pays(self) -> dict[str, Any]:
+        """685a.11: Match-the-Dealer pays each matching card (six or eight decks only)."""
+        if not self.table.match_the_dealer:
+            return {}
+        suited, unsuited = MATCH_PAYTABLES[self.table.decks]
+        return {
+            "match_the_dealer": {
+                "suited": f"{suited} to 1 per card",
+                "unsuited": f"{unsuited} to 1 per card",
+            }
         }
 
 

@@ -1,0 +1,166 @@
+// The end-to-end harness: a real `croupier serve` (with short betting and decision windows,
+// on a free port, with a temporary data directory) and Debian's headless Chromium driven by
+// playwright-core — no browser download, no request leaves 127.0.0.1.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const CLIENT_DIR = resolve(here, "..");
+export const REPO = resolve(CLIENT_DIR, "..");
+// docs/screenshots/ unless SCREENSHOTS_DIR says otherwise (the pytest wrapper keeps the
+// working tree clean by pointing it at a temporary directory).
+export const SCREENSHOTS = process.env.SCREENSHOTS_DIR ? resolve(process.env.SCREENSHOTS_DIR) : resolve(REPO, "docs", "screenshots");
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const CROUPIER = process.env.CROUPIER ?? join(REPO, ".venv", "bin", "croupier");
+
+export const DESKTOP = { width: 1280, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+/** The demo lobby with windows short enough for tests: every table of server/demo_tables.toml. */
+export function fastConfig(): string {
+  let text = readFileSync(join(REPO, "server", "demo_tables.toml"), "utf-8");
+  text = text.replace(/^betting_seconds = \d+.*$/gm, "betting_seconds = 4\npause_seconds = 1.5");
+  text = text.replace(/^decision_seconds = \d+.*$/gm, "decision_seconds = 8");
+  return text;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.unref();
+    s.on("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export class CroupierServer {
+  port = 0;
+  private proc: ChildProcess | null = null;
+  private dir = mkdtempSync(join(tmpdir(), "croupier-e2e-"));
+  private log: string[] = [];
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    if (!existsSync(CROUPIER)) throw new Error(`croupier not found at ${CROUPIER} (set CROUPIER, or run scripts/test first)`);
+    if (!this.port) this.port = await freePort();
+    const config = join(this.dir, "tables.toml");
+    writeFileSync(config, fastConfig());
+    this.proc = spawn(CROUPIER, ["serve", "--config", config, "--port", String(this.port), "--data-dir", join(this.dir, "data")], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.proc.stdout!.on("data", (d) => this.log.push(String(d)));
+    this.proc.stderr!.on("data", (d) => this.log.push(String(d)));
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      if (this.proc.exitCode !== null) throw new Error(`croupier serve exited:\n${this.log.join("")}`);
+      try {
+        const r = await fetch(`${this.url}/readyz`);
+        if (r.ok) return;
+      } catch {
+        /* not listening yet */
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`croupier serve not ready in 30 s:\n${this.log.join("")}`);
+  }
+
+  /** Stop the process (SIGTERM: open rounds are voided and their wagers returned). */
+  async stop(): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    const done = new Promise((r) => p.once("exit", r));
+    p.kill("SIGTERM");
+    const timer = setTimeout(() => p.kill("SIGKILL"), 10_000);
+    await done;
+    clearTimeout(timer);
+    this.proc = null;
+  }
+
+  cleanup(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  output(): string {
+    return this.log.join("");
+  }
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
+}
+
+/**
+ * A fresh browser context (its own storage: a new demo player) that refuses every request
+ * not addressed to the test server, and records them so the test can assert there were none.
+ */
+export async function newPlayer(browser: Browser, server: CroupierServer, viewport = DESKTOP): Promise<{ context: BrowserContext; page: Page; external: string[] }> {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, reducedMotion: "reduce" });
+  const external: string[] = [];
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(`http://127.0.0.1:${server.port}/`) || url.startsWith("data:")) return route.continue();
+    external.push(url);
+    return route.abort();
+  });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+  return { context, page, external };
+}
+
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage });
+}
+
+/** "$1,234.50" → 123450 minor units. */
+export function parseMoney(text: string): number {
+  const negative = /[−-]/.test(text);
+  const m = /\$([\d,]+)(?:\.(\d{2}))?/.exec(text);
+  if (!m) throw new Error(`not money: ${text}`);
+  const minor = Number(m[1].replace(/,/g, "")) * 100 + Number(m[2] ?? 0);
+  return negative ? -minor : minor;
+}
+
+export async function balanceOf(page: Page): Promise<number> {
+  return parseMoney((await page.getByTestId("balance").textContent()) ?? "");
+}
+
+/** Wait for a betting window that opened after `afterRound` (or any open one). */
+export async function waitForBetting(page: Page, afterRound: string | null = null, timeout = 30_000): Promise<string> {
+  await page.waitForFunction(
+    (prev) => {
+      const root = document.querySelector<HTMLElement>(".table-view");
+      const left = Number(root?.dataset.closesIn ?? "0");
+      return root?.dataset.phase === "betting" && root.dataset.round !== prev && root.dataset.canBet === "true" && left > 1200;
+    },
+    afterRound,
+    { timeout, polling: 50 },
+  );
+  return (await page.locator(".table-view").getAttribute("data-round")) ?? "";
+}

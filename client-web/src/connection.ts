@@ -1,0 +1,189 @@
+// One WebSocket to the server: hello (with the saved token to come back as the same player),
+// ping/pong latency, request/reply by `ref`, and automatic reconnect with backoff.
+
+import { decodeServer, encodeClient } from "./codec";
+import type { ClientMessage, ServerMessage, Welcome } from "./protocol";
+import { PROTOCOL_VERSION } from "./protocol";
+
+export type Status = "connecting" | "open" | "reconnecting";
+
+type Pending = { resolve: (m: ServerMessage) => void; reject: (e: Error) => void; timer: number };
+
+const TOKEN_KEY = "croupier.token";
+const NAME_KEY = "croupier.name";
+const PING_EVERY_MS = 2000;
+const DEAD_AFTER_MS = 7000;
+
+export class Connection {
+  status: Status = "connecting";
+  latencyMs: number | null = null;
+  welcome: Welcome | null = null;
+  private ws: WebSocket | null = null;
+  private nextRef = 1;
+  private pending = new Map<number, Pending>();
+  private pings = new Map<number, number>();
+  private lastPong = 0;
+  private pingTimer = 0;
+  private retry = 0;
+  private listeners = new Set<(m: ServerMessage) => void>();
+  private statusListeners = new Set<() => void>();
+  private readyListeners = new Set<(w: Welcome, again: boolean) => void>();
+  private welcomedBefore = false;
+
+  constructor(private url: string) {}
+
+  start(): void {
+    this.open();
+  }
+
+  onMessage(listener: (m: ServerMessage) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  onStatus(listener: () => void): () => void {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
+  }
+  /** Called after each `welcome`; `again` is true after a reconnect. */
+  onReady(listener: (w: Welcome, again: boolean) => void): () => void {
+    this.readyListeners.add(listener);
+    return () => this.readyListeners.delete(listener);
+  }
+
+  get ready(): boolean {
+    return this.status === "open" && this.welcome !== null;
+  }
+
+  send(message: ClientMessage): number {
+    const ref = this.nextRef++;
+    const framed = { ...message, ref };
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(encodeClient(framed));
+    return ref;
+  }
+
+  /** Send and wait for the reply with the same `ref` (an `error` reply resolves too). */
+  request(message: ClientMessage, timeoutMs = 8000): Promise<ServerMessage> {
+    return new Promise((resolve, reject) => {
+      const ref = this.send(message);
+      const timer = window.setTimeout(() => {
+        this.pending.delete(ref);
+        reject(new Error(`no reply to ${message.type}`));
+      }, timeoutMs);
+      this.pending.set(ref, { resolve, reject, timer });
+    });
+  }
+
+  /** Close the socket as if the network dropped (used by the "reconnect" control). */
+  drop(): void {
+    this.ws?.close();
+  }
+
+  private setStatus(status: Status): void {
+    this.status = status;
+    for (const l of this.statusListeners) l();
+  }
+
+  private open(): void {
+    const ws = new WebSocket(this.url);
+    ws.binaryType = "arraybuffer";
+    this.ws = ws;
+    ws.onopen = () => {
+      const token = localStorage.getItem(TOKEN_KEY);
+      const hello: ClientMessage = token
+        ? { type: "hello", version: PROTOCOL_VERSION, token }
+        : { type: "hello", version: PROTOCOL_VERSION, name: this.playerName() };
+      ws.send(encodeClient({ ...hello, ref: 0 }));
+    };
+    ws.onmessage = (ev) => {
+      if (!(ev.data instanceof ArrayBuffer)) return;
+      let message: ServerMessage;
+      try {
+        message = decodeServer(ev.data);
+      } catch (exc) {
+        console.error("bad frame from server", exc);
+        return;
+      }
+      this.dispatch(message, ws);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.welcome = null;
+      window.clearInterval(this.pingTimer);
+      this.latencyMs = null;
+      for (const [, p] of this.pending) {
+        window.clearTimeout(p.timer);
+        p.reject(new Error("connection closed"));
+      }
+      this.pending.clear();
+      this.setStatus("reconnecting");
+      const delay = Math.min(3000, 250 * 2 ** this.retry) * (0.75 + Math.random() * 0.5);
+      this.retry += 1;
+      window.setTimeout(() => this.open(), delay);
+    };
+  }
+
+  private dispatch(message: ServerMessage, ws: WebSocket): void {
+    if (message.type === "welcome") {
+      this.welcome = message;
+      localStorage.setItem(TOKEN_KEY, message.token);
+      this.retry = 0;
+      this.setStatus("open");
+      this.startPings(ws);
+      const again = this.welcomedBefore;
+      this.welcomedBefore = true;
+      for (const l of this.readyListeners) l(message, again);
+      return;
+    }
+    if (message.type === "error" && !this.welcome && (message.code === "bad_token" || message.code === "token_required")) {
+      // The saved token is from another server (or a reset one): start as a new player.
+      localStorage.removeItem(TOKEN_KEY);
+      ws.close();
+      return;
+    }
+    if (message.type === "pong") {
+      const sent = this.pings.get(message.nonce);
+      if (sent !== undefined) {
+        this.pings.delete(message.nonce);
+        this.latencyMs = Math.round(performance.now() - sent);
+        this.lastPong = performance.now();
+        for (const l of this.statusListeners) l();
+      }
+      return;
+    }
+    const ref = "ref" in message ? message.ref : null;
+    if (typeof ref === "number" && this.pending.has(ref)) {
+      const p = this.pending.get(ref)!;
+      this.pending.delete(ref);
+      window.clearTimeout(p.timer);
+      p.resolve(message);
+    }
+    for (const l of this.listeners) l(message);
+  }
+
+  private startPings(ws: WebSocket): void {
+    window.clearInterval(this.pingTimer);
+    this.lastPong = performance.now();
+    const ping = () => {
+      if (ws.readyState !== WebSocket.OPEN) return;
+      if (performance.now() - this.lastPong > DEAD_AFTER_MS) {
+        ws.close(); // no answer: treat the connection as dead and reconnect
+        return;
+      }
+      const nonce = Math.floor(Date.now() * 1000 + Math.random() * 1000) % 2 ** 53;
+      this.pings.set(nonce, performance.now());
+      ws.send(encodeClient({ type: "ping", nonce }));
+    };
+    ping();
+    this.pingTimer = window.setInterval(ping, PING_EVERY_MS);
+  }
+
+  private playerName(): string {
+    let name = localStorage.getItem(NAME_KEY);
+    if (!name) {
+      name = `Guest ${Math.floor(1000 + Math.random() * 9000)}`;
+      localStorage.setItem(NAME_KEY, name);
+    }
+    return name;
+  }
+}
