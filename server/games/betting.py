@@ -475,6 +475,22 @@ class BoxedBetting:
     _box_count: int
     _limits: Mapping[str, Limits]
 
+    @property
+    def phase(self) -> Phase:
+        return self._book.phase
+
+    @property
+    def wagers(self) -> tuple[Wager, ...]:
+        return self._book.wagers
+
+    @property
+    def settlements(self) -> tuple[Settlement, ...]:
+        """Every wager settled so far, in order."""
+        return tuple(self._book.settlements)
+
+    def open(self) -> Sequence[object]:
+        return self._book.open()
+
     def _check_offered(self, kind: str, wager: Wager) -> None:
         """Refuse a kind of wager this table does not offer (default: all are offered)."""
 

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
 from server.journal.journal import JournalRecord, RoundStatus
+from server.storage import open_durable_sqlite
 
 __all__ = ["SqliteJournal"]
 
@@ -49,12 +49,8 @@ class SqliteJournal:
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db = open_durable_sqlite(path, _SCHEMA)
         self._lock = threading.Lock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
         with self._lock:

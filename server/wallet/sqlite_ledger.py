@@ -8,11 +8,11 @@ cached balances always reconcile with the transfers.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from server.storage import open_durable_sqlite
 from server.wallet.ledger import (
     MAX_AMOUNT,
     IdempotencyConflict,
@@ -61,15 +61,9 @@ class SqliteLedger:
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        # The connection is shared by the table tasks' worker threads; the lock serialises it.
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        # One connection, serialised by the lock, whichever thread a caller runs on.
+        self._db = open_durable_sqlite(path, _SCHEMA)
         self._lock = threading.Lock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        # Another process (croupier wallet) may write while the server runs: wait, not fail.
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
         with self._lock:

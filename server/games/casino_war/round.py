@@ -43,7 +43,7 @@ from server.games.errors import IllegalAction, InvariantViolation
 from server.games.events import CardBurned, CardDealt
 from server.games.money import to_odds
 from server.games.round import DecisionRequest, Phase, Request
-from server.games.wagers import Outcome, Result, Settlement, Wager
+from server.games.wagers import Outcome, Result, Wager
 
 __all__ = [
     "BURNED_BEFORE_WAR",
@@ -181,22 +181,6 @@ class CasinoWarRound(BoxedBetting):
         self._result: list[str] = []
 
     # -- state ---------------------------------------------------------------------------
-
-    @property
-    def phase(self) -> Phase:
-        return self._book.phase
-
-    @property
-    def wagers(self) -> tuple[Wager, ...]:
-        return self._book.wagers
-
-    @property
-    def settlements(self) -> tuple[Settlement, ...]:
-        """Every wager settled so far, in order."""
-        return tuple(self._book.settlements)
-
-    def open(self) -> Sequence[object]:
-        return self._book.open()
 
     # -- betting -------------------------------------------------------------------------
 

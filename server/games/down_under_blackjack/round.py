@@ -66,7 +66,7 @@ from server.games.errors import WAGER_NOT_OFFERED, IllegalAction, InvariantViola
 from server.games.events import CardDealt
 from server.games.money import EVEN
 from server.games.round import DecisionRequest, Phase, Request
-from server.games.wagers import Outcome, Settlement, Wager
+from server.games.wagers import Outcome, Wager
 
 __all__ = [
     "DealerStood",
@@ -176,24 +176,8 @@ class DownUnderRound(BoxedBetting):
     # -- state ---------------------------------------------------------------------------
 
     @property
-    def phase(self) -> Phase:
-        return self._book.phase
-
-    @property
-    def wagers(self) -> tuple[Wager, ...]:
-        return self._book.wagers
-
-    @property
-    def settlements(self) -> tuple[Settlement, ...]:
-        """Every wager settled so far, in order."""
-        return tuple(self._book.settlements)
-
-    @property
     def decisions_awaited(self) -> tuple[DecisionRequest, ...]:
         return self._decisions.awaited
-
-    def open(self) -> Sequence[object]:
-        return self._book.open()
 
     # -- betting -------------------------------------------------------------------------
 
