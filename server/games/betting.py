@@ -40,6 +40,7 @@ from server.games.errors import (
     UNKNOWN_WAGER,
     IllegalAction,
     InvariantViolation,
+    allowed,
 )
 from server.games.events import (
     BetAccepted,
@@ -503,11 +504,7 @@ class BoxedBetting:
         self._book.check_new(wager, self._limits.get(kind, NO_LIMITS))
 
     def can_place(self, wager: Wager) -> bool:
-        try:
-            self.verify_place(wager)
-        except IllegalAction:
-            return False
-        return True
+        return allowed(self.verify_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
         self.verify_place(wager)

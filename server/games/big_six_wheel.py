@@ -27,7 +27,7 @@ from typing import Final
 from rng.cards import Card
 from rng.wheel_layouts import BIG_SIX_ORDER, BigSixSymbol
 from server.games.chance import SpinRequest
-from server.games.errors import UNKNOWN_WAGER, IllegalAction, InvariantViolation
+from server.games.errors import UNKNOWN_WAGER, IllegalAction, InvariantViolation, allowed
 from server.games.money import to_odds
 from server.games.par_sheet import OutcomeLine, ParSheetRow, house_edge_of
 from server.games.round import Phase, Request
@@ -135,11 +135,7 @@ class BigSixRound:
         return symbol
 
     def can_place(self, wager: Wager) -> bool:
-        try:
-            self.verify_place(wager)
-        except IllegalAction:
-            return False
-        return True
+        return allowed(self.verify_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
         return self._book.place(wager, self.verify_place(wager))

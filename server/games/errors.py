@@ -8,6 +8,7 @@ rule, never reported to a player as their fault.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "GameError",
     "IllegalAction",
     "InvariantViolation",
+    "allowed",
 ]
 
 # Stable rejection codes (the wire protocol repeats them verbatim).
@@ -60,3 +62,13 @@ class IllegalAction(GameError):
 
 class InvariantViolation(GameError):
     """Our own rule was broken (a bug or a faulty device). Never the player's fault."""
+
+
+def allowed(verify: Callable[..., object], *args: object) -> bool:
+    """Ask (DESIGN.md principle 5): would ``verify(*args)`` — an engine's ``verify_x`` —
+    accept the command? Its ``IllegalAction`` becomes False; nothing changes."""
+    try:
+        verify(*args)
+    except IllegalAction:
+        return False
+    return True

@@ -55,6 +55,7 @@ from server.games.errors import (
     WAGER_NOT_OFFERED,
     IllegalAction,
     InvariantViolation,
+    allowed,
 )
 from server.games.events import (
     BetAccepted,
@@ -258,11 +259,7 @@ class BaccaratRound:
             )
 
     def can_place(self, wager: Wager) -> bool:
-        try:
-            self.check_place(wager)
-        except IllegalAction:
-            return False
-        return True
+        return allowed(self.check_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
         self.check_place(wager)

@@ -39,7 +39,7 @@ from server.games.betting import (
     check_limits,
 )
 from server.games.chance import CardRequest
-from server.games.errors import IllegalAction, InvariantViolation
+from server.games.errors import IllegalAction, InvariantViolation, allowed
 from server.games.events import CardBurned, CardDealt
 from server.games.money import to_odds
 from server.games.round import DecisionRequest, Phase, Request
@@ -290,11 +290,7 @@ class CasinoWarRound(BoxedBetting):
         return self._book.on_spot(spot)[0].amount + tie_amount
 
     def can_decide(self, player_id: str, spot: str, decision: str) -> bool:
-        try:
-            self.verify_decide(player_id, spot, decision)
-        except IllegalAction:
-            return False
-        return True
+        return allowed(self.verify_decide, player_id, spot, decision)
 
     def decide(self, player_id: str, spot: str, decision: str) -> Sequence[object]:
         tie_amount = self.verify_decide(player_id, spot, decision)

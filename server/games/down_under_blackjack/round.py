@@ -62,7 +62,7 @@ from server.games.down_under_blackjack.rules import (
     player_total,
     point_value,
 )
-from server.games.errors import WAGER_NOT_OFFERED, IllegalAction, InvariantViolation
+from server.games.errors import WAGER_NOT_OFFERED, IllegalAction, InvariantViolation, allowed
 from server.games.events import CardDealt
 from server.games.money import EVEN
 from server.games.round import DecisionRequest, Phase, Request
@@ -429,11 +429,7 @@ class DownUnderRound(BoxedBetting):
         return self.verify_decide(player_id, spot, decision)
 
     def can_decide(self, player_id: str, spot: str, decision: str) -> bool:
-        try:
-            self.verify_decide(player_id, spot, decision)
-        except IllegalAction:
-            return False
-        return True
+        return allowed(self.verify_decide, player_id, spot, decision)
 
     def decide(self, player_id: str, spot: str, decision: str) -> Sequence[object]:
         amount = self.verify_decide(player_id, spot, decision)

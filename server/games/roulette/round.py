@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from rng.cards import Card
 from rng.wheel_layouts import RED_NUMBERS, WheelType, wheel_order
 from server.games.chance import SpinRequest
-from server.games.errors import WAGER_NOT_OFFERED, IllegalAction, InvariantViolation
+from server.games.errors import WAGER_NOT_OFFERED, IllegalAction, InvariantViolation, allowed
 from server.games.roulette.layout import (
     FIVE_ADJACENT_AMOUNT,
     Placement,
@@ -115,11 +115,7 @@ class RouletteRound:
         return placement
 
     def can_place(self, wager: Wager) -> bool:
-        try:
-            self.verify_place(wager)
-        except IllegalAction:
-            return False
-        return True
+        return allowed(self.verify_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
         """Accept ``wager``; ``BetAccepted`` carries it with its canonical spot."""

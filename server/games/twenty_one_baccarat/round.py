@@ -23,7 +23,13 @@ from typing import Final
 from rng.cards import Card
 from server.games.betting import CHANCE_TRANSITIONS, Book, Limits
 from server.games.chance import CardRequest
-from server.games.errors import UNKNOWN_WAGER, WAGER_NOT_OFFERED, IllegalAction, InvariantViolation
+from server.games.errors import (
+    UNKNOWN_WAGER,
+    WAGER_NOT_OFFERED,
+    IllegalAction,
+    InvariantViolation,
+    allowed,
+)
 from server.games.events import CardDealt
 from server.games.round import Phase, Request
 from server.games.twenty_one_baccarat.hands import (
@@ -139,11 +145,7 @@ class TwentyOneBaccaratRound:
         self._book.check_new(wager, self.table.limits.get(wager.spot, Limits()))
 
     def can_place(self, wager: Wager) -> bool:
-        try:
-            self.verify_place(wager)
-        except IllegalAction:
-            return False
-        return True
+        return allowed(self.verify_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
         self.verify_place(wager)
