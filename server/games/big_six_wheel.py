@@ -24,15 +24,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
-from rng.cards import Card
 from rng.wheel_layouts import BIG_SIX_ORDER, BigSixSymbol
-from server.games.chance import SpinRequest
-from server.games.errors import UNKNOWN_WAGER, IllegalAction, InvariantViolation, allowed
+from server.games.errors import UNKNOWN_WAGER, IllegalAction, InvariantViolation
 from server.games.money import to_odds
 from server.games.par_sheet import OutcomeLine, ParSheetRow, house_edge_of
-from server.games.round import Phase, Request
 from server.games.wagers import Outcome, Wager, settle
-from server.games.wheel_round import WheelBook, check_limits
+from server.games.wheel_round import WheelRound, check_limits
 
 __all__ = [
     "BIG_SIX_PAYOUTS",
@@ -106,51 +103,26 @@ class WheelStopped:
     symbol: BigSixSymbol
 
 
-class BigSixRound:
+class BigSixRound(WheelRound[BigSixSymbol]):
     """A round of the Big Six Wheel; follows ``server.games.round.RoundEngine`` (with
-    ``provide_spin``)."""
+    ``provide_spin``). A clapper between two sections, or fewer than three revolutions, is
+    "no spin" (619a.2(b), (d))."""
 
     WHEEL: Final = "big_six"
 
     def __init__(self, table: BigSixTable, round_id: str) -> None:
+        super().__init__(round_id)
         self.table = table
-        self.round_id = round_id
-        self._book: WheelBook[BigSixSymbol] = WheelBook(round_id)
 
     @property
-    def phase(self) -> Phase:
-        return self._book.phase
-
-    @property
-    def wagers(self) -> tuple[tuple[Wager, BigSixSymbol], ...]:
-        return self._book.wagers
-
-    def open(self) -> Sequence[object]:
-        return self._book.open()
+    def wheel_name(self) -> str:
+        return self.WHEEL
 
     def verify_place(self, wager: Wager) -> BigSixSymbol:
         self._book.check_new(wager)
         symbol = parse_big_six_spot(wager.spot)
         check_limits(wager.amount, self.table.minimum, self.table.maximum, "the wager")
         return symbol
-
-    def can_place(self, wager: Wager) -> bool:
-        return allowed(self.verify_place, wager)
-
-    def place(self, wager: Wager) -> Sequence[object]:
-        return self._book.place(wager, self.verify_place(wager))
-
-    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        return self._book.cancel(player_id, bet_id)
-
-    def close_betting(self) -> Sequence[object]:
-        """ "No more bets" before the spin (619a.2(a))."""
-        return self._book.close_betting()
-
-    def pending(self) -> Request | None:
-        if self._book.phase is Phase.DEALING:
-            return SpinRequest(self.WHEEL)
-        return None
 
     def provide_spin(self, section: int) -> Sequence[object]:
         """The clapper stopped on ``section`` (0–53 clockwise from the joker); every wager is
@@ -168,18 +140,6 @@ class BigSixRound:
             settle(wager, big_six_outcome(bet, section)) for wager, bet in self._book.wagers
         ]
         return (stopped, *self._book.settle(settlements, symbol.value))
-
-    def no_spin(self, reason: str) -> Sequence[object]:
-        """The clapper came to rest between two sections, or the wheel made fewer than three
-        revolutions: the spin is void and the wheel is re-spun (619a.2(b), (d))."""
-        return self._book.void_spin(None, reason)
-
-    def provide_card(self, card: Card) -> Sequence[object]:
-        """The Big Six Wheel never asks for a card (the runtime's bug if called)."""
-        raise InvariantViolation("the Big Six Wheel deals no cards")
-
-    def void(self, reason: str) -> Sequence[object]:
-        return self._book.void(reason)
 
 
 def big_six_par_sheet() -> list[ParSheetRow]:

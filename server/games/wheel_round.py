@@ -11,10 +11,12 @@ the book of accepted wagers. Each game parses spots and settles.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
+from rng.cards import Card
+from server.games.chance import SpinRequest
 from server.games.errors import (
     ABOVE_MAXIMUM,
     BELOW_MINIMUM,
@@ -23,6 +25,7 @@ from server.games.errors import (
     UNKNOWN_BET,
     IllegalAction,
     InvariantViolation,
+    allowed,
 )
 from server.games.events import (
     BetAccepted,
@@ -34,10 +37,10 @@ from server.games.events import (
     WagerSettled,
 )
 from server.games.money import check_amount
-from server.games.round import Phase
+from server.games.round import Phase, Request
 from server.games.wagers import Outcome, Result, Settlement, Wager, settle
 
-__all__ = ["SpinVoided", "WheelBook", "check_limits"]
+__all__ = ["SpinVoided", "WheelBook", "WheelRound", "check_limits"]
 
 P = TypeVar("P")
 
@@ -169,3 +172,67 @@ class WheelBook(Generic[P]):
             ),
             RoundVoided(self.round_id, reason),
         )
+
+
+class WheelRound(Generic[P]):
+    """What every wheel game's round does the same way (``RoundEngine`` with
+    ``provide_spin``): phase and wagers from its ``WheelBook``, betting until "no more bets"
+    (617a.5(b), 619a.2(a)), a ``SpinRequest`` until a valid result, "no spin" (617a.6,
+    619a.2(b), (d)) and voiding. A game supplies ``verify_place`` (its placement ``P``),
+    ``provide_spin`` and ``wheel_name``; it may override ``place`` (roulette canonicalises
+    the spot)."""
+
+    round_id: str
+    _book: WheelBook[P]
+
+    def __init__(self, round_id: str) -> None:
+        self.round_id = round_id
+        self._book = WheelBook(round_id)
+
+    @property
+    def wheel_name(self) -> str:  # pragma: no cover - every game names its wheel
+        raise NotImplementedError
+
+    @property
+    def phase(self) -> Phase:
+        return self._book.phase
+
+    @property
+    def wagers(self) -> tuple[tuple[Wager, P], ...]:
+        """The accepted wagers with their placements, in the order placed."""
+        return self._book.wagers
+
+    def open(self) -> Sequence[object]:
+        return self._book.open()
+
+    def verify_place(self, wager: Wager) -> P:  # pragma: no cover - every game checks its own
+        raise NotImplementedError
+
+    def can_place(self, wager: Wager) -> bool:
+        return allowed(self.verify_place, wager)
+
+    def place(self, wager: Wager) -> Sequence[object]:
+        return self._book.place(wager, self.verify_place(wager))
+
+    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
+        return self._book.cancel(player_id, bet_id)
+
+    def close_betting(self) -> Sequence[object]:
+        return self._book.close_betting()
+
+    def pending(self) -> Request | None:
+        if self._book.phase is Phase.DEALING:
+            return SpinRequest(self.wheel_name)
+        return None
+
+    def no_spin(self, reason: str) -> Sequence[object]:
+        """The dealer or an automated wheel declared "no spin": the wheel is re-spun with the
+        same wagers."""
+        return self._book.void_spin(None, reason)
+
+    def provide_card(self, card: Card) -> Sequence[object]:
+        """A wheel game never asks for a card (the runtime's bug if called)."""
+        raise InvariantViolation(f"{self.wheel_name} deals no cards")
+
+    def void(self, reason: str) -> Sequence[object]:
+        return self._book.void(reason)

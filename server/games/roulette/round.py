@@ -19,10 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from rng.cards import Card
 from rng.wheel_layouts import RED_NUMBERS, WheelType, wheel_order
-from server.games.chance import SpinRequest
-from server.games.errors import WAGER_NOT_OFFERED, IllegalAction, InvariantViolation, allowed
+from server.games.errors import WAGER_NOT_OFFERED, IllegalAction, InvariantViolation
 from server.games.roulette.layout import (
     FIVE_ADJACENT_AMOUNT,
     Placement,
@@ -30,9 +28,8 @@ from server.games.roulette.layout import (
     parse_spot,
 )
 from server.games.roulette.settlement import is_void_spin, settle_all
-from server.games.round import Phase, Request
 from server.games.wagers import Wager
-from server.games.wheel_round import WheelBook, check_limits
+from server.games.wheel_round import WheelRound, check_limits
 
 __all__ = ["BallLanded", "RouletteRound", "RouletteTable"]
 
@@ -64,25 +61,17 @@ class BallLanded:
     label: str
 
 
-class RouletteRound:
-    """A round of Roulette; follows ``server.games.round.RoundEngine`` (with ``provide_spin``)."""
+class RouletteRound(WheelRound[Placement]):
+    """A round of Roulette; follows ``server.games.round.RoundEngine`` (with ``provide_spin``).
+    "No spin" (617a.6) re-spins the wheel with the same wagers."""
 
     def __init__(self, table: RouletteTable, round_id: str) -> None:
+        super().__init__(round_id)
         self.table = table
-        self.round_id = round_id
-        self._book: WheelBook[Placement] = WheelBook(round_id)
 
     @property
-    def phase(self) -> Phase:
-        return self._book.phase
-
-    @property
-    def wagers(self) -> tuple[tuple[Wager, Placement], ...]:
-        """The accepted wagers (canonical spots) with their placements, in order placed."""
-        return self._book.wagers
-
-    def open(self) -> Sequence[object]:
-        return self._book.open()
+    def wheel_name(self) -> str:
+        return self.table.wheel.value
 
     # --- check, ask, act (DESIGN.md principle 5) ---------------------------------------------
 
@@ -114,24 +103,10 @@ class RouletteRound:
         )
         return placement
 
-    def can_place(self, wager: Wager) -> bool:
-        return allowed(self.verify_place, wager)
-
     def place(self, wager: Wager) -> Sequence[object]:
         """Accept ``wager``; ``BetAccepted`` carries it with its canonical spot."""
         placement = self.verify_place(wager)
         return self._book.place(replace(wager, spot=placement.spot), placement)
-
-    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        return self._book.cancel(player_id, bet_id)
-
-    def close_betting(self) -> Sequence[object]:
-        return self._book.close_betting()
-
-    def pending(self) -> Request | None:
-        if self._book.phase is Phase.DEALING:
-            return SpinRequest(self.table.wheel.value)
-        return None
 
     def provide_spin(self, label: str) -> Sequence[object]:
         """The ball came to rest in compartment ``label`` (617a.3(d), 617a.5(c)).
@@ -152,18 +127,6 @@ class RouletteRound:
             )
         settlements = settle_all(self._book.wagers, label, wheel)
         return (landed, *self._book.settle(settlements, _describe(label)))
-
-    def no_spin(self, reason: str) -> Sequence[object]:
-        """The dealer or the automated wheel declared "no spin" (617a.6): the wheel is re-spun
-        with the same wagers."""
-        return self._book.void_spin(None, reason)
-
-    def provide_card(self, card: Card) -> Sequence[object]:
-        """Roulette never asks for a card (the runtime's bug if called)."""
-        raise InvariantViolation("roulette deals no cards")
-
-    def void(self, reason: str) -> Sequence[object]:
-        return self._book.void(reason)
 
 
 def _describe(label: str) -> str:
