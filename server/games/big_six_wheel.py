@@ -25,11 +25,12 @@ from fractions import Fraction
 from typing import Final
 
 from rng.wheel_layouts import BIG_SIX_ORDER, BigSixSymbol
+from server.games.betting import Limits, check_limits
 from server.games.errors import UNKNOWN_WAGER, IllegalAction, InvariantViolation
 from server.games.money import to_odds
 from server.games.par_sheet import OutcomeLine, ParSheetRow, house_edge_of
 from server.games.wagers import Outcome, Wager, settle
-from server.games.wheel_round import WheelRound, check_limits
+from server.games.wheel_round import WheelRound
 
 __all__ = [
     "BIG_SIX_PAYOUTS",
@@ -121,7 +122,7 @@ class BigSixRound(WheelRound[BigSixSymbol]):
     def verify_place(self, wager: Wager) -> BigSixSymbol:
         self._book.check_new(wager)
         symbol = parse_big_six_spot(wager.spot)
-        check_limits(wager.amount, self.table.minimum, self.table.maximum, "the wager")
+        check_limits(wager.amount, Limits(self.table.minimum, self.table.maximum))
         return symbol
 
     def provide_spin(self, section: int) -> Sequence[object]:

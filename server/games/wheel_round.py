@@ -18,8 +18,6 @@ from typing import Final, Generic, TypeVar
 from rng.cards import Card
 from server.games.chance import SpinRequest
 from server.games.errors import (
-    ABOVE_MAXIMUM,
-    BELOW_MINIMUM,
     DUPLICATE_BET_ID,
     NOT_IN_PHASE,
     UNKNOWN_BET,
@@ -40,7 +38,7 @@ from server.games.money import check_amount
 from server.games.round import Phase, Request
 from server.games.wagers import Outcome, Result, Settlement, Wager, settle
 
-__all__ = ["SpinVoided", "WheelBook", "WheelRound", "check_limits"]
+__all__ = ["SpinVoided", "WheelBook", "WheelRound"]
 
 P = TypeVar("P")
 
@@ -69,14 +67,6 @@ _TRANSITIONS: Final[dict[tuple[str, Phase], Phase]] = {
     ("void", Phase.BETTING): Phase.VOIDED,
     ("void", Phase.DEALING): Phase.VOIDED,
 }
-
-
-def check_limits(amount: int, minimum: int | None, maximum: int | None, what: str) -> None:
-    """The table's posted minimum and maximum wager (617a.1(f)(3))."""
-    if minimum is not None and amount < minimum:
-        raise IllegalAction(BELOW_MINIMUM, f"{what} is below the table minimum {minimum}", amount)
-    if maximum is not None and amount > maximum:
-        raise IllegalAction(ABOVE_MAXIMUM, f"{what} is above the table maximum {maximum}", amount)
 
 
 class WheelBook(Generic[P]):

@@ -39,9 +39,6 @@ class Journal(Protocol):
         only once the record is on disk: a card is journaled before anyone sees it. With
         ``player``, the same commit notes that the player had wagers in the round."""
 
-    def note_player(self, round_id: str, player_id: str) -> None:
-        """Remember that ``player_id`` had wagers in the round (for game recall)."""
-
     def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
         """Record the round's end (kind ``settled`` or ``voided``)."""
 

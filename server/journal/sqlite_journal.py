@@ -98,13 +98,6 @@ class SqliteJournal:
         if row[0] != RoundStatus.OPEN.value:
             raise ValueError(f"round {round_id!r} is already {row[0]}")
 
-    def note_player(self, round_id: str, player_id: str) -> None:
-        with self._lock, self._db:
-            self._db.execute(
-                "INSERT OR IGNORE INTO round_players(round_id, player_id) VALUES (?, ?)",
-                (round_id, player_id),
-            )
-
     def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
         if status is RoundStatus.OPEN:
             raise ValueError("a round finishes settled or voided")

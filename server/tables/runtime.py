@@ -147,7 +147,6 @@ class TableRuntime:
         self._previous_bets: dict[str, list[Wager]] = {}  # for "repeat", per player
         self._round_bets: dict[str, list[Wager]] = {}
         self._stop = asyncio.Event()
-        self.on_balance: Callable[[str], None] | None = None
         self.fanout: Fanout = deliver_each
 
     # --- viewers -----------------------------------------------------------------------------

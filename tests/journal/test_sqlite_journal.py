@@ -11,9 +11,11 @@ def test_a_round_is_recorded_in_order_and_finished(tmp_path: Path) -> None:
     journal = SqliteJournal(tmp_path / "journal.sqlite")
     journal.open_round("bac-1", "r1", {"game": "baccarat"})
     journal.append(
-        "r1", "bet", {"player": "alice", "bet_id": "b1", "spot": "banker", "amount": 500}
+        "r1",
+        "bet",
+        {"player": "alice", "bet_id": "b1", "spot": "banker", "amount": 500},
+        player="alice",
     )
-    journal.note_player("r1", "alice")
     journal.append("r1", "closed", {})
     journal.append("r1", "card", {"card": "AS", "bound": 416, "value": 17})
     assert journal.open_rounds() == [("bac-1", "r1")]
@@ -56,8 +58,8 @@ def test_player_rounds_lists_the_last_ten_finished_newest_first() -> None:
     journal = SqliteJournal(":memory:")
     for n in range(12):
         journal.open_round("t", f"r{n}", {})
-        journal.note_player(f"r{n}", "bob")
+        journal.append(f"r{n}", "bet", {"player": "bob"}, player="bob")
         journal.finish_round(f"r{n}", RoundStatus.SETTLED, {})
     journal.open_round("t", "r12", {})
-    journal.note_player("r12", "bob")  # still open: not recallable yet
+    journal.append("r12", "bet", {"player": "bob"}, player="bob")  # open: not recallable yet
     assert journal.player_rounds("bob") == [f"r{n}" for n in range(11, 1, -1)]

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rng.wheel_layouts import RED_NUMBERS, WheelType, wheel_order
+from server.games.betting import Limits, check_limits
 from server.games.errors import WAGER_NOT_OFFERED, IllegalAction, InvariantViolation
 from server.games.roulette.layout import (
     FIVE_ADJACENT_AMOUNT,
@@ -29,7 +30,7 @@ from server.games.roulette.layout import (
 )
 from server.games.roulette.settlement import is_void_spin, settle_all
 from server.games.wagers import Wager
-from server.games.wheel_round import WheelRound, check_limits
+from server.games.wheel_round import WheelRound
 
 __all__ = ["BallLanded", "RouletteRound", "RouletteTable"]
 
@@ -97,8 +98,7 @@ class RouletteRound(WheelRound[Placement]):
             parts = 5
         check_limits(
             wager.amount // parts,
-            self.table.minimum,
-            self.table.maximum,
+            Limits(self.table.minimum, self.table.maximum),
             "each of the five Straight Wagers" if parts == 5 else "the wager",
         )
         return placement
