@@ -7,7 +7,7 @@ table has. Events are never subclassed (DESIGN.md principle 4).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from rng.cards import Card
 from server.games.wagers import Settlement, Wager
@@ -26,32 +26,27 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class BettingOpened:
+class BettingOpened(msgspec.Struct, frozen=True):
     round_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class BetAccepted:
+class BetAccepted(msgspec.Struct, frozen=True):
     round_id: str
     wager: Wager
 
 
-@dataclass(frozen=True, slots=True)
-class BetCancelled:
+class BetCancelled(msgspec.Struct, frozen=True):
     round_id: str
     wager: Wager
 
 
-@dataclass(frozen=True, slots=True)
-class BettingClosed:
+class BettingClosed(msgspec.Struct, frozen=True):
     """ "No more bets": from here no wager is placed, altered or withdrawn."""
 
     round_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class CardDealt:
+class CardDealt(msgspec.Struct, frozen=True):
     """A card dealt to ``target`` (e.g. "player", "banker", "dealer", "seat:3").
 
     ``seq`` counts the cards of the round from 0. A face-down card (``face_up=False``) is
@@ -65,8 +60,7 @@ class CardDealt:
     face_up: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class CardBurned:
+class CardBurned(msgspec.Struct, frozen=True):
     """A card removed unseen (a burn); journaled, never shown."""
 
     round_id: str
@@ -74,22 +68,19 @@ class CardBurned:
     seq: int
 
 
-@dataclass(frozen=True, slots=True)
-class WagerSettled:
+class WagerSettled(msgspec.Struct, frozen=True):
     round_id: str
     settlement: Settlement
 
 
-@dataclass(frozen=True, slots=True)
-class RoundSettled:
+class RoundSettled(msgspec.Struct, frozen=True):
     """Every wager of the round is settled; ``result`` is the game's summary ("banker 7-5")."""
 
     round_id: str
     result: str
 
 
-@dataclass(frozen=True, slots=True)
-class RoundVoided:
+class RoundVoided(msgspec.Struct, frozen=True):
     """The round was voided (device fault, irregularity): every wager returned in full."""
 
     round_id: str

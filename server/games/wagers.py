@@ -8,9 +8,10 @@ odds a par sheet prices are the odds a real round pays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
+
+import msgspec
 
 from server.games.money import returned
 
@@ -25,8 +26,7 @@ class Result(Enum):
     VOID = "void"  # the round was voided: the wager is returned in full
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(msgspec.Struct, frozen=True):
     """How a wager ended: ``net`` is the net win per unit staked (exact)."""
 
     result: Result
@@ -56,8 +56,7 @@ _PUSH = Outcome(Result.PUSH, Fraction(0))
 _VOID = Outcome(Result.VOID, Fraction(0))
 
 
-@dataclass(frozen=True, slots=True)
-class Wager:
+class Wager(msgspec.Struct, frozen=True):
     """An accepted wager. ``bet_id`` is chosen by the client and unique per round and player,
     so a retried message is recognised and never charged twice."""
 
@@ -67,8 +66,7 @@ class Wager:
     amount: int
 
 
-@dataclass(frozen=True, slots=True)
-class Settlement:
+class Settlement(msgspec.Struct, frozen=True):
     """A settled wager: ``returned`` is paid back to the player, stake included."""
 
     wager: Wager

@@ -19,6 +19,8 @@ from enum import Enum
 from fractions import Fraction
 from typing import Any
 
+import msgspec
+
 from rng.cards import Card
 from server.games.events import CardBurned, CardDealt
 from server.games.wagers import Settlement, Wager
@@ -43,6 +45,8 @@ def to_wire(value: Any) -> Any:
         return f"{value.numerator}/{value.denominator}"
     if isinstance(value, bool | int | str | float) or value is None:
         return value
+    if isinstance(value, msgspec.Struct):
+        return {name: to_wire(getattr(value, name)) for name in value.__struct_fields__}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_wire(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):

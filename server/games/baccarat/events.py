@@ -8,8 +8,9 @@ the progressive meters' contributions and awards.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
+
+import msgspec
 
 from rng.cards import Card
 
@@ -22,8 +23,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class InitialCountsAnnounced:
+class InitialCountsAnnounced(msgspec.Struct, frozen=True):
     """The four initial cards are face up and both point counts announced (631b.1(d),
     631b.7(c)); wagers on the initial cards are settled next, before any third card."""
 
@@ -33,8 +33,7 @@ class InitialCountsAnnounced:
     natural: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ThirdCardDecided:
+class ThirdCardDecided(msgspec.Struct, frozen=True):
     """Whether ``hand`` takes a third card, and the 631a.11 rule that decided it.
 
     ``player_third`` is the value of the Player's third card for the Banker's decision (None
@@ -48,8 +47,7 @@ class ThirdCardDecided:
     rule: str
 
 
-@dataclass(frozen=True, slots=True)
-class ResultAnnounced:
+class ResultAnnounced(msgspec.Struct, frozen=True):
     """Both hands complete (631a.12): every card, both point counts and the winner."""
 
     round_id: str
@@ -60,8 +58,7 @@ class ResultAnnounced:
     winner: str
 
 
-@dataclass(frozen=True, slots=True)
-class ProgressiveContributed:
+class ProgressiveContributed(msgspec.Struct, frozen=True):
     """A progressive wager's contribution to ``meter`` (exact minor units)."""
 
     round_id: str
@@ -72,8 +69,7 @@ class ProgressiveContributed:
     to_reserve: Fraction
 
 
-@dataclass(frozen=True, slots=True)
-class ProgressiveAwarded:
+class ProgressiveAwarded(msgspec.Struct, frozen=True):
     """``amount`` minor units of ``meter`` paid to the player for ``bet_id`` (a jackpot line
     or the Must-Hit-By Mystery Bonus, 631b.6(c)(7))."""
 

@@ -17,7 +17,9 @@ detects an irregular spin (617a.6) reports ``no_spin(reason)`` instead of a labe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from msgspec.structs import replace
 
 from rng.wheel_layouts import RED_NUMBERS, WheelType, wheel_order
 from server.games.betting import Limits, check_limits

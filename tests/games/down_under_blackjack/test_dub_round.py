@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
+import msgspec
 import pytest
 
 from rng.cards import Card, parse_cards
@@ -312,6 +313,8 @@ def test_lights_are_configuration() -> None:
 def _mentions(value: object, card: Card) -> bool:
     if value is card:
         return True
+    if isinstance(value, msgspec.Struct):
+        return any(_mentions(getattr(value, name), card) for name in value.__struct_fields__)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return any(_mentions(getattr(value, f.name), card) for f in dataclasses.fields(value))
     if isinstance(value, (tuple, list)):
