@@ -26,6 +26,7 @@ __all__ = [
     "PUSH",
     "check_amount",
     "for_one",
+    "return_ratio",
     "returned",
     "to_odds",
 ]
@@ -51,11 +52,18 @@ def returned(stake: int, net: Fraction) -> int:
     ``net`` is the net win per unit staked: 1 for even money, 0 for a push, -1 for a loss,
     -1/2 for a surrender. Rounded down to a minor unit (the rounding policy above).
     """
+    multiplier, divisor = return_ratio(net)
+    return stake * multiplier // divisor
+
+
+def return_ratio(net: Fraction) -> tuple[int, int]:
+    """``(m, d)`` with ``returned(stake, net) == stake * m // d`` for every stake: the rounding
+    policy's multiplier, for engines that settle many stakes at the same odds."""
     numerator, denominator = net.numerator, net.denominator
     if numerator < -denominator:
         raise ValueError(f"a wager cannot lose more than itself (net {net})")
     # floor(stake × (1 + n/d)) in integers: d > 0, so floor division is the exact floor.
-    return stake * (numerator + denominator) // denominator
+    return numerator + denominator, denominator
 
 
 def check_amount(value: object, field: str = "amount") -> int:

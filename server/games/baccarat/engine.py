@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Final
 
 from rng.cards import Card
-from server.games.baccarat.config import ConfigError, Limits, TableConfig
+from server.games.baccarat.config import ConfigError, TableConfig
 from server.games.baccarat.events import (
     InitialCountsAnnounced,
     ProgressiveAwarded,
@@ -34,14 +34,16 @@ from server.games.baccarat.events import (
     ThirdCardDecided,
 )
 from server.games.baccarat.hands import (
+    BANKER_DRAWS_AFTER_PLAYER_DRAW,
+    BANKER_DRAWS_WHEN_PLAYER_STANDS,
+    PLAYER_DRAWS,
+    POINT_VALUE_BY_INDEX,
     Coup,
     banker_draws,
     player_draws,
-    point_count,
-    value_of,
 )
 from server.games.baccarat.paytables import HARMONY_RATES, Paytable
-from server.games.baccarat.side_wagers import SPOTS, Decision, Spot, Timing, judge
+from server.games.baccarat.side_wagers import CARDS, SPOTS, Decision, Spot, Timing, judge, memo_keys
 from server.games.chance import CardRequest
 from server.games.errors import (
     ABOVE_MAXIMUM,
@@ -80,20 +82,47 @@ from server.games.wagers import Outcome, Result, Settlement, Wager, settle
 
 __all__ = ["MAIN_WAGER_IN_USE", "BaccaratRound", "Meters"]
 
-Route = tuple[Spot, Paytable, Limits]
-_ROUTES: dict[int, tuple[TableConfig, dict[str, Route]]] = {}
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """One offered spot as a table settles it: looked up once per configuration."""
+
+    spot: Spot
+    paytable: Paytable
+    minimum: int
+    maximum: int
+    initial: bool  # settled on the initial four cards (Timing.INITIAL)
+    main: bool  # a Player or Banker wager (631a.8(a))
+    progressive: bool  # contributes to a meter when settled
+    reads: int  # spot.reads: which of the coup's ``memo_keys`` keys its decisions
+    # Decisions already made, by the coup's ``memo_keys`` entry for ``spot.reads``: a
+    # decision is a pure function of what the spot reads, so each is judged once per table.
+    memo: dict[int, Decision]
 
 
-def _routes(config: TableConfig) -> dict[str, Route]:
-    """Each offered spot with its paytable and limits, computed once per configuration."""
+_ROUTES: dict[int, tuple[TableConfig, dict[str, _Route]]] = {}
+
+
+def _routes(config: TableConfig) -> dict[str, _Route]:
+    """Each offered spot's route, computed once per configuration."""
     entry = _ROUTES.get(id(config))
     if entry is None or entry[0] is not config:
         if len(_ROUTES) > 1000:
             _ROUTES.clear()
-        routes = {
-            spot_id: (SPOTS[spot_id], config.paytable(spot_id), config.limits_of(spot_id))
-            for spot_id in config.spots
-        }
+        routes = {}
+        for spot_id in config.spots:
+            spot, limits = SPOTS[spot_id], config.limits_of(spot_id)
+            routes[spot_id] = _Route(
+                spot,
+                config.paytable(spot_id),
+                limits.minimum,
+                limits.maximum,
+                spot.timing is Timing.INITIAL,
+                spot_id in _MAIN_SPOTS,
+                spot_id in _PROGRESSIVE_SPOTS,
+                spot.reads,
+                {},
+            )
         entry = _ROUTES[id(config)] = (config, routes)
     return entry[1]
 
@@ -103,6 +132,7 @@ def _routes(config: TableConfig) -> dict[str, Route]:
 MAIN_WAGER_IN_USE: Final = "main_wager_in_use"
 
 _MAIN_SPOTS = frozenset({"player", "banker"})
+_PROGRESSIVE_SPOTS = frozenset({"heavenly_9_progressive", "harmony_progressive"})
 
 # Which command each phase admits (h11-style: the transitions are data).
 _COMMANDS: Mapping[Phase, frozenset[str]] = MappingProxyType(
@@ -116,6 +146,31 @@ _COMMANDS: Mapping[Phase, frozenset[str]] = MappingProxyType(
 # The initial four cards: first and third to the Player, second and fourth to the Banker.
 _INITIAL_TARGETS = ("player", "banker", "player", "banker")
 _REQUESTS = {"player": CardRequest("player"), "banker": CardRequest("banker")}
+_BETTING, _DEALING, _SETTLED, _VOIDED = Phase.BETTING, Phase.DEALING, Phase.SETTLED, Phase.VOIDED
+_LOSE = Result.LOSE
+
+# The rule each third-card decision cites (631a.11), worded once per table cell.
+_NATURAL_RULE = "631a.11(a): a Natural, no further cards"
+
+
+def _word(draws: bool) -> str:
+    return "draws" if draws else "stands"
+
+
+_PLAYER_RULES = tuple(
+    f"631a.11(b): Player {_word(PLAYER_DRAWS[count])} on {count}" for count in range(10)
+)
+_BANKER_RULES_PLAYER_STOOD = tuple(
+    f"631a.11(c): Player stood; Banker {_word(BANKER_DRAWS_WHEN_PLAYER_STANDS[count])} on {count}"
+    for count in range(10)
+)
+_BANKER_RULES_PLAYER_DREW = tuple(
+    tuple(
+        f"631a.11(c): Banker {_word(row[third])} on {count} against a Player third card of {third}"
+        for third in range(10)
+    )
+    for count, row in enumerate(BANKER_DRAWS_AFTER_PLAYER_DRAW)
+)
 
 
 @dataclass
@@ -175,26 +230,28 @@ class BaccaratRound:
         self.config = config
         self.round_id = round_id
         self.meters = meters if meters is not None else Meters.for_table(config)
-        if "heavenly_9_progressive" in config.side_wagers and self.meters.heavenly_9 is None:
+        # each offered spot with its paytable and limits, looked up once per configuration
+        self._routes = routes = _routes(config)
+        if "heavenly_9_progressive" in routes and self.meters.heavenly_9 is None:
             raise ConfigError("Heavenly 9 Progressive offered without its meter")
-        if "harmony_progressive" in config.side_wagers and self.meters.harmony is None:
+        if "harmony_progressive" in routes and self.meters.harmony is None:
             raise ConfigError("Harmony Progressive offered without its meter")
         if config.mystery_bonus is not None and self.meters.mystery is None:
             raise ConfigError("Must-Hit-By Mystery Bonus offered without its meter")
-        self._phase = Phase.BETTING
-        self._allowed = _COMMANDS[Phase.BETTING]  # what the phase admits (kept in step)
+        self._phase = _BETTING
         self._opened = False
-        # each offered spot with its paytable and limits, looked up once per table round
-        self._routes = _routes(config)
-        self._open: dict[tuple[str, str], Wager] = {}  # accepted and not yet settled
+        self._open: dict[tuple[str, str], Wager] = {}  # accepted; see ``wagers`` once dealing
         self._on_spot: dict[tuple[str, str], int] = {}  # (player, spot) -> amount wagered
         self._mains: dict[str, int] = {}  # player -> number of Player/Banker wagers
         # after "no more bets": the wagers settled on the initial cards, and the others
-        self._initial: list[tuple[tuple[str, str], Wager, Spot, Paytable]] = []
-        self._final: list[tuple[tuple[str, str], Wager, Spot, Paytable]] = []
+        self._initial: list[tuple[Wager, _Route]] = []
+        self._final: list[tuple[Wager, _Route]] = []
+        self._initial_settled = False
         self.settlements: list[Settlement] = []
         self._player: list[Card] = []
         self._banker: list[Card] = []
+        self._points = [0, 0]  # running sums of the Player's and Banker's card values
+        self._two_card_counts = (0, 0)
         self._seq = 0
         self._next: str | None = None
         self._coup: Coup | None = None
@@ -207,7 +264,12 @@ class BaccaratRound:
 
     @property
     def wagers(self) -> tuple[Wager, ...]:
-        """Wagers accepted and not yet settled."""
+        """Wagers accepted and not yet settled, in the order they were placed."""
+        if self._phase is Phase.SETTLED or self._phase is Phase.VOIDED:
+            return ()
+        if self._initial_settled:
+            routes = self._routes
+            return tuple(w for w in self._open.values() if not routes[w.spot].initial)
         return tuple(self._open.values())
 
     @property
@@ -216,15 +278,16 @@ class BaccaratRound:
         return self._coup
 
     def _require(self, command: str) -> None:
-        if self._opened and command in self._allowed and command != "open":
-            return  # the common case, checked first
-        if command not in self._allowed:
-            if command in ("place", "cancel") and self._phase is not Phase.BETTING:
+        """Raise unless the phase admits ``command`` (the hot paths check their own phase
+        first and call this only to raise the right error)."""
+        admitted = _COMMANDS[self._phase]
+        if command not in admitted:
+            if command in ("place", "cancel") and self._phase is not _BETTING:
                 raise IllegalAction(BETTING_CLOSED, "no more bets", self._phase.value)
             raise IllegalAction(
                 NOT_IN_PHASE, f"cannot {command} in phase {self._phase.value}", command
             )
-        if command != "open" and self._phase is Phase.BETTING and not self._opened:
+        if command != "open" and self._phase is _BETTING and not self._opened:
             raise IllegalAction(NOT_IN_PHASE, f"cannot {command} before betting opens", command)
 
     # -- betting -------------------------------------------------------------------------
@@ -238,43 +301,51 @@ class BaccaratRound:
 
     def check_place(self, wager: Wager) -> None:
         """Raise the ``IllegalAction`` that ``place(wager)`` would raise; change nothing."""
-        self._require("place")
+        self._check(wager)
+
+    def _check(self, wager: Wager) -> tuple[_Route, tuple[str, str], tuple[str, str], int]:
+        """Validate ``wager``; return its route, its bet key, its (player, spot) key and the
+        player's new total on the spot."""
+        if self._phase is not _BETTING or not self._opened:
+            self._require("place")
         route = self._routes.get(wager.spot)
         if route is None:
             if wager.spot in SPOTS:
                 raise IllegalAction(WAGER_NOT_OFFERED, "this table does not offer it", wager.spot)
             raise IllegalAction(UNKNOWN_WAGER, "no such Baccarat wager", wager.spot)
-        spot, _, limits = route
-        amount = check_amount(wager.amount)
-        if (wager.player_id, wager.bet_id) in self._open:
+        amount = wager.amount
+        if type(amount) is not int or amount <= 0:
+            amount = check_amount(amount)  # raises BAD_AMOUNT naming the value
+        player = wager.player_id
+        key = (player, wager.bet_id)
+        if key in self._open:
             raise IllegalAction(DUPLICATE_BET_ID, "bet id already used", wager.bet_id)
-        if amount < limits.minimum:
-            raise IllegalAction(BELOW_MINIMUM, f"minimum {limits.minimum}", amount)
-        on_spot = amount + self._on_spot.get((wager.player_id, wager.spot), 0)
-        if on_spot > limits.maximum:
-            raise IllegalAction(ABOVE_MAXIMUM, f"maximum {limits.maximum}", on_spot)
-        if spot.requires_main and not self._mains.get(wager.player_id):
+        if amount < route.minimum:
+            raise IllegalAction(BELOW_MINIMUM, f"minimum {route.minimum}", amount)
+        spot_key = (player, wager.spot)
+        total = amount + self._on_spot.get(spot_key, 0)
+        if total > route.maximum:
+            raise IllegalAction(ABOVE_MAXIMUM, f"maximum {route.maximum}", total)
+        if route.spot.requires_main and not self._mains.get(player):
             raise IllegalAction(
                 MAIN_WAGER_REQUIRED, "631a.8(a): place a Player or Banker wager first", wager.spot
             )
+        return route, key, spot_key, total
 
     def can_place(self, wager: Wager) -> bool:
         return allowed(self.check_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
-        self.check_place(wager)
-        self._open[(wager.player_id, wager.bet_id)] = wager
-        self._count(wager, +1)
+        route, key, spot_key, total = self._check(wager)
+        self._open[key] = wager
+        self._on_spot[spot_key] = total
+        if route.main:
+            self._mains[wager.player_id] = self._mains.get(wager.player_id, 0) + 1
         return (BetAccepted(self.round_id, wager),)
 
-    def _count(self, wager: Wager, sign: int) -> None:
-        key = (wager.player_id, wager.spot)
-        self._on_spot[key] = self._on_spot.get(key, 0) + sign * wager.amount
-        if wager.spot in _MAIN_SPOTS:
-            self._mains[wager.player_id] = self._mains.get(wager.player_id, 0) + sign
-
     def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        self._require("cancel")
+        if self._phase is not _BETTING or not self._opened:
+            self._require("cancel")
         wager = self._open.get((player_id, bet_id))
         if wager is None:
             raise IllegalAction(UNKNOWN_BET, "no such bet", bet_id)
@@ -288,80 +359,81 @@ class BaccaratRound:
                     MAIN_WAGER_IN_USE, "631a.8(a): side wagers depend on this wager", bet_id
                 )
         del self._open[(player_id, bet_id)]
-        self._count(wager, -1)
+        self._on_spot[(player_id, wager.spot)] -= wager.amount
+        if wager.spot in _MAIN_SPOTS:
+            self._mains[player_id] -= 1
         return (BetCancelled(self.round_id, wager),)
 
     def close_betting(self) -> Sequence[object]:
-        self._require("close_betting")
+        if self._phase is not _BETTING or not self._opened:
+            self._require("close_betting")
         # "no more bets": the wagers are final; group them by when they are settled
-        for key, wager in self._open.items():
-            spot, paytable, _ = self._routes[wager.spot]
-            group = self._initial if spot.timing is Timing.INITIAL else self._final
-            group.append((key, wager, spot, paytable))
-        self._phase = Phase.DEALING
-        self._allowed = _COMMANDS[Phase.DEALING]
+        routes, initial, final = self._routes, self._initial, self._final
+        for wager in self._open.values():
+            route = routes[wager.spot]
+            (initial if route.initial else final).append((wager, route))
+        self._phase = _DEALING
         self._next = "player"
         return (BettingClosed(self.round_id),)
 
     # -- dealing -------------------------------------------------------------------------
 
     def pending(self) -> CardRequest | None:
-        if self._phase is not Phase.DEALING or self._next is None:
+        if self._phase is not _DEALING or self._next is None:
             return None
         return _REQUESTS[self._next]
 
     def provide_card(self, card: Card) -> Sequence[object]:
-        self._require("provide_card")
+        if self._phase is not _DEALING:
+            self._require("provide_card")
         if not isinstance(card, Card):
             raise InvariantViolation(f"not a card: {card!r}")
         target = self._next
         if target is None:  # pragma: no cover - DEALING always has a next target
             raise InvariantViolation("no card pending while dealing")
-        (self._player if target == "player" else self._banker).append(card)
-        events: list[object] = [CardDealt(self.round_id, target, card, self._seq)]
-        self._seq += 1
-        dealt = len(self._player) + len(self._banker)
-        if dealt < 4:
-            self._next = _INITIAL_TARGETS[dealt]
-        elif dealt == 4:
+        seq = self._seq
+        self._seq = seq + 1
+        dealt = CardDealt(self.round_id, target, card, seq)
+        hand = 0 if target == "player" else 1
+        (self._banker if hand else self._player).append(card)
+        self._points[hand] += POINT_VALUE_BY_INDEX[card.index]
+        if seq < 3:  # the initial four cards: Player, Banker, Player, Banker (631a.9)
+            self._next = _INITIAL_TARGETS[seq + 1]
+            return (dealt,)
+        events: list[object] = [dealt]
+        if seq == 3:
             self._after_initial(events)
-        elif target == "player":
-            self._after_player_third(events)
+        elif hand == 0:
+            self._decide_banker(events, POINT_VALUE_BY_INDEX[card.index])
         else:
             self._finish(events)
         return tuple(events)
 
     def _after_initial(self, events: list[object]) -> None:
-        pc, bc = point_count(self._player), point_count(self._banker)
+        pc, bc = self._two_card_counts = self._points[0] % 10, self._points[1] % 10
         natural = pc >= 8 or bc >= 8
         events.append(InitialCountsAnnounced(self.round_id, pc, bc, natural))
-        initial = Coup(tuple(self._player), tuple(self._banker), pc, bc)
-        self._settle(Timing.INITIAL, initial, events)
+        if self._initial:
+            initial = Coup(tuple(self._player), tuple(self._banker), pc, bc)
+            self._settle(self._initial, initial, events)
+        self._initial_settled = True
         draws = player_draws(pc, bc)
-        rule = (
-            "631a.11(a): a Natural, no further cards"
-            if natural
-            else f"631a.11(b): Player {'draws' if draws else 'stands'} on {pc}"
-        )
+        rule = _NATURAL_RULE if natural else _PLAYER_RULES[pc]
         events.append(ThirdCardDecided(self.round_id, "player", pc, None, draws, rule))
         if draws:
             self._next = "player"
         else:
             self._decide_banker(events, None)
 
-    def _after_player_third(self, events: list[object]) -> None:
-        self._decide_banker(events, value_of(self._player[2]))
-
     def _decide_banker(self, events: list[object], third: int | None) -> None:
-        pc, bc = point_count(self._player[:2]), point_count(self._banker)
+        pc, bc = self._two_card_counts  # the third-card rule reads the two-card counts
         draws = banker_draws(pc, bc, third)
-        word = "draws" if draws else "stands"
         if pc >= 8 or bc >= 8:
-            rule = "631a.11(a): a Natural, no further cards"
+            rule = _NATURAL_RULE
         elif third is None:
-            rule = f"631a.11(c): Player stood; Banker {word} on {bc}"
+            rule = _BANKER_RULES_PLAYER_STOOD[bc]
         else:
-            rule = f"631a.11(c): Banker {word} on {bc} against a Player third card of {third}"
+            rule = _BANKER_RULES_PLAYER_DREW[bc][third]
         events.append(ThirdCardDecided(self.round_id, "banker", bc, third, draws, rule))
         if draws:
             self._next = "banker"
@@ -370,50 +442,47 @@ class BaccaratRound:
 
     def _finish(self, events: list[object]) -> None:
         self._next = None
-        coup = Coup.of(self._player, self._banker)
-        self._coup = coup
-        events.append(
-            ResultAnnounced(
-                self.round_id,
-                coup.player,
-                coup.banker,
-                coup.player_count,
-                coup.banker_count,
-                coup.winner.value,
-            )
-        )
+        pc, bc = self._points[0] % 10, self._points[1] % 10
+        coup = self._coup = Coup(tuple(self._player), tuple(self._banker), pc, bc)
+        winner = "player" if pc > bc else ("banker" if bc > pc else "tie")
+        events.append(ResultAnnounced(self.round_id, coup.player, coup.banker, pc, bc, winner))
         self._contribute(events)
-        self._settle(Timing.FINAL, coup, events)
-        self._phase = Phase.SETTLED
-        self._allowed = _COMMANDS[Phase.SETTLED]
+        self._settle(self._final, coup, events)
+        self._phase = _SETTLED
         events.append(RoundSettled(self.round_id, coup.describe()))
 
     # -- settlement ----------------------------------------------------------------------
 
-    def _settle(self, timing: Timing, coup: Coup, events: list[object]) -> None:
-        decisions: dict[str, Decision] = {}  # one judgement per spot, however many wagers
-        losers: list[tuple[Wager, Decision]] = []
-        others: list[tuple[Wager, Decision]] = []
-        for key, wager, spot, paytable in (
-            self._initial if timing is Timing.INITIAL else self._final
-        ):
-            decision = decisions.get(spot.id)
-            if decision is None:
-                decision = decisions[spot.id] = judge(spot, coup, paytable)
-            del self._open[key]
+    def _settle(self, group: list[tuple[Wager, _Route]], coup: Coup, events: list[object]) -> None:
+        keys = memo_keys(coup)
+        round_id, settlements = self.round_id, self.settlements
+        winners: list[tuple[Wager, Decision]] = []
+        for wager, route in group:
+            reads = route.reads
+            if reads == CARDS:
+                decision = judge(route.spot, coup, route.paytable)
+            else:
+                found = route.memo.get(keys[reads])
+                if found is None:
+                    found = route.memo[keys[reads]] = judge(route.spot, coup, route.paytable)
+                decision = found
+            if decision.outcome.result is not _LOSE:
+                winners.append((wager, decision))
+                continue
             # 631a.12: losing wagers are collected first, then winning wagers paid.
-            (losers if decision.outcome.result is Result.LOSE else others).append((wager, decision))
-        for wager, decision in losers + others:
-            settlement = settle(wager, decision.outcome)
-            self.settlements.append(settlement)
-            events.append(WagerSettled(self.round_id, settlement))
+            settlement = Settlement(wager, decision.outcome, 0)
+            settlements.append(settlement)
+            events.append(WagerSettled(round_id, settlement))
+        for wager, decision in winners:
+            multiplier, divisor = decision.ratio  # money.returned's policy, ratio precomputed
+            settlement = Settlement(wager, decision.outcome, wager.amount * multiplier // divisor)
+            settlements.append(settlement)
+            events.append(WagerSettled(round_id, settlement))
             if decision.jackpot is not None:
                 meter = self._meter(decision.jackpot)
                 amount = meter.pay_jackpot()
                 events.append(
-                    ProgressiveAwarded(
-                        self.round_id, wager.player_id, wager.bet_id, meter.name, amount
-                    )
+                    ProgressiveAwarded(round_id, wager.player_id, wager.bet_id, meter.name, amount)
                 )
 
     def _meter(self, family: str) -> ProgressiveMeter:
@@ -425,8 +494,8 @@ class BaccaratRound:
         return meter
 
     def _contribute(self, events: list[object]) -> None:
-        for wager in self._open.values():
-            if wager.spot not in ("heavenly_9_progressive", "harmony_progressive"):
+        for wager, route in self._final:
+            if not route.progressive:
                 continue
             meter = self._meter(wager.spot)
             c = meter.contribute(wager.amount)
@@ -463,14 +532,13 @@ class BaccaratRound:
         settled is returned in full. Wagers already settled on the initial cards stand."""
         self._require("void")
         events: list[object] = []
-        for wager in self._open.values():
+        for wager in self.wagers:
             settlement = settle(wager, Outcome.void())
             self.settlements.append(settlement)
             events.append(WagerSettled(self.round_id, settlement))
         self._open.clear()
         self._next = None
-        self._phase = Phase.VOIDED
-        self._allowed = _COMMANDS[Phase.VOIDED]
+        self._phase = _VOIDED
         events.append(RoundVoided(self.round_id, reason))
         return tuple(events)
 

@@ -10,8 +10,9 @@ order dealt, with their point counts.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from enum import Enum
+
+import msgspec
 
 from rng.cards import Card, Rank
 
@@ -20,6 +21,7 @@ __all__ = [
     "BANKER_DRAWS_WHEN_PLAYER_STANDS",
     "PLAYER_DRAWS",
     "POINT_VALUE",
+    "POINT_VALUE_BY_INDEX",
     "Coup",
     "Winner",
     "banker_draws",
@@ -33,17 +35,17 @@ __all__ = [
 # 631a.6: ace 1, two to nine face value, ten and pictures 0.
 POINT_VALUE: dict[Rank, int] = {rank: (int(rank) if rank <= Rank.NINE else 0) for rank in Rank}
 # The same, indexed by Card.index (0..51), for the hot paths.
-_VALUE_BY_INDEX: tuple[int, ...] = tuple(POINT_VALUE[Rank(i % 13 + 1)] for i in range(52))
+POINT_VALUE_BY_INDEX: tuple[int, ...] = tuple(POINT_VALUE[Rank(i % 13 + 1)] for i in range(52))
 
 
 def value_of(card: Card) -> int:
     """A card's point value (631a.6)."""
-    return _VALUE_BY_INDEX[card.index]
+    return POINT_VALUE_BY_INDEX[card.index]
 
 
 def point_count(cards: Iterable[Card]) -> int:
     """The Point Count of a hand: the sum of its cards' values modulo 10 (631a.6)."""
-    return sum(_VALUE_BY_INDEX[c.index] for c in cards) % 10
+    return sum(POINT_VALUE_BY_INDEX[c.index] for c in cards) % 10
 
 
 def is_natural(cards: tuple[Card, ...]) -> bool:
@@ -106,8 +108,7 @@ class Winner(Enum):
     TIE = "tie"
 
 
-@dataclass(frozen=True, slots=True)
-class Coup:
+class Coup(msgspec.Struct, frozen=True):
     """The cards of one round, in dealing order per hand, and their point counts.
 
     Build one with ``Coup.of``; ``player_count``/``banker_count`` are derived, never passed in
@@ -140,10 +141,18 @@ class Coup:
     def describe(self) -> str:
         """The announcement of 631a.12, e.g. ``banker 7-5`` or ``tie 6-6`` (Banker first
         only when it wins)."""
-        w = self.winner
-        if w is Winner.BANKER:
-            return f"banker {self.banker_count}-{self.player_count}"
-        return f"{w.value} {self.player_count}-{self.banker_count}"
+        return _DESCRIPTIONS[self.player_count * 10 + self.banker_count]
+
+
+def _describe(player_count: int, banker_count: int) -> str:
+    if banker_count > player_count:
+        return f"banker {banker_count}-{player_count}"
+    winner = "player" if player_count > banker_count else "tie"
+    return f"{winner} {player_count}-{banker_count}"
+
+
+# Every announcement, by Player count × 10 + Banker count (worded once, not every round).
+_DESCRIPTIONS = tuple(_describe(p, b) for p in range(10) for b in range(10))
 
 
 def play_out(cards: Iterable[Card]) -> Coup:

@@ -20,18 +20,26 @@ from enum import Enum
 from fractions import Fraction
 from types import MappingProxyType
 
+import msgspec
+
 from rng.cards import Card, Rank, Suit
 from server.games.baccarat.hands import Coup, value_of
 from server.games.baccarat.paytables import Paytable
+from server.games.money import return_ratio
 from server.games.wagers import Outcome, Result
 
 __all__ = [
+    "BANKER_INITIAL",
+    "CARDS",
+    "COUNTS",
     "JACKPOT_NET",
+    "PLAYER_INITIAL",
     "SPOTS",
     "Decision",
     "Spot",
     "Timing",
     "judge",
+    "memo_keys",
 ]
 
 
@@ -47,18 +55,41 @@ class Timing(Enum):
 JACKPOT_NET = Fraction(-1)
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     """How the cards decide one wager: the paytable ``line`` (``"lose"`` when none), the
     fixed-odds ``outcome``, and ``jackpot``, the meter family paid 100% when the line is a
-    progressive award."""
+    progressive award. ``ratio`` is ``money.return_ratio(outcome.net)``: what a stake
+    returns is ``stake * ratio[0] // ratio[1]``. Build one with ``Decision.of``."""
 
     line: str
     outcome: Outcome
-    jackpot: str | None = None
+    jackpot: str | None
+    ratio: tuple[int, int]
+
+    @staticmethod
+    def of(line: str, outcome: Outcome, jackpot: str | None = None) -> Decision:
+        return Decision(line, outcome, jackpot, return_ratio(outcome.net))
 
 
 Qualifier = Callable[[Coup, Paytable], str | None]
+
+# What a qualifier reads of the coup (``Spot.reads``), so that a table may remember its
+# decisions: two coups with the same ``memo_keys`` entry for a reading get the same decision
+# from every spot that reads no more than that (tests/games/baccarat prove it spot by spot).
+COUNTS = 0  # both point counts and how many cards each hand holds
+PLAYER_INITIAL = 1  # the Player's initial two cards, rank and suit
+BANKER_INITIAL = 2  # the Banker's initial two cards, rank and suit
+CARDS = 3  # anything else (suits or ranks beyond the initial two): judged afresh
+
+
+def memo_keys(coup: Coup) -> tuple[int, int, int]:
+    """The coup's key for the readings ``COUNTS``, ``PLAYER_INITIAL`` and ``BANKER_INITIAL``."""
+    p, b = coup.player, coup.banker
+    return (
+        ((coup.player_count * 10 + coup.banker_count) * 2 + len(p) - 2) * 2 + len(b) - 2,
+        p[0].index * 52 + p[1].index,
+        b[0].index * 52 + b[1].index,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +102,10 @@ class Spot:
     timing: Timing
     requires_main: bool  # 631a.8(a): a Player or Banker wager must be placed first
     qualify: Qualifier
+    reads: int = COUNTS  # what ``qualify`` reads of the coup (see ``memo_keys``)
 
 
-LOSE = Decision("lose", Outcome.lose())
+LOSE = Decision.of("lose", Outcome.lose())
 # Decisions are shared value objects, one per (paytable, line); keyed by the paytable's
 # identity, and the entry keeps the paytable so a reused id can never match another table.
 _DECISIONS: dict[tuple[int, str], tuple[Paytable, Decision]] = {}
@@ -95,11 +127,11 @@ def judge(spot: Spot, coup: Coup, paytable: Paytable) -> Decision:
 
 def _decision(paytable: Paytable, line: str) -> Decision:
     if line == paytable.jackpot:
-        return Decision(line, Outcome(Result.WIN, JACKPOT_NET), jackpot=paytable.family)
+        return Decision.of(line, Outcome(Result.WIN, JACKPOT_NET), jackpot=paytable.family)
     net = paytable.pays[line]
     if net == 0:
-        return Decision(line, Outcome.push())
-    return Decision(line, Outcome.win(net))
+        return Decision.of(line, Outcome.push())
+    return Decision.of(line, Outcome.win(net))
 
 
 def _first(paytable: Paytable, *candidates: str | None) -> str | None:
@@ -399,29 +431,30 @@ _RP_BONUS: dict[str, tuple[str, Qualifier]] = {
 
 def _spots() -> dict[str, Spot]:
     i, f, hp, hb = Timing.INITIAL, Timing.FINAL, "heavenly_9_progressive", "harmony_progressive"
-    mm = "majestic_match"
+    mm, pp = "majestic_match", "perfect_pairs"
+    pi, bi, any_card = PLAYER_INITIAL, BANKER_INITIAL, CARDS
     spots = [
         Spot("player", "player", "631a.8(a)(1)", f, False, _player),
         Spot("banker", "banker", "631a.8(a)(2)", f, False, _banker),
         Spot("tie", "tie", "631a.8(a)(3)", f, False, _tie),
-        Spot("perfect_pairs_player", "perfect_pairs", "631b.1", i, True, _perfect_pairs("player")),
-        Spot("perfect_pairs_banker", "perfect_pairs", "631b.1", i, True, _perfect_pairs("banker")),
-        Spot(hp, hp, "631b.2", f, True, _heavenly_9_progressive),
+        Spot("perfect_pairs_player", pp, "631b.1", i, True, _perfect_pairs("player"), pi),
+        Spot("perfect_pairs_banker", pp, "631b.1", i, True, _perfect_pairs("banker"), bi),
+        Spot(hp, hp, "631b.2", f, True, _heavenly_9_progressive, any_card),
         Spot("fortune_7", "five_treasures", "631b.3(f)(1)", f, True, _fortune_7),
         Spot("golden_8", "five_treasures", "631b.3(f)(2)", f, True, _golden_8),
         Spot("heavenly_9", "five_treasures", "631b.3(f)(3)", f, True, _heavenly_9),
         Spot("blazing_7s", "five_treasures", "631b.3(f)(4)", f, True, _blazing_7s),
         Spot("cover_all", "five_treasures", "631b.3(f)(5)", f, True, _cover_all),
-        Spot("lucky_nines", "lucky_nines", "631b.4", i, True, _lucky_nines),
-        Spot("player_pair", "pairs", "631b.5(c)(1)", i, True, _pair("player")),
-        Spot("banker_pair", "pairs", "631b.5(c)(2)", i, True, _pair("banker")),
+        Spot("lucky_nines", "lucky_nines", "631b.4", i, True, _lucky_nines, any_card),
+        Spot("player_pair", "pairs", "631b.5(c)(1)", i, True, _pair("player"), pi),
+        Spot("banker_pair", "pairs", "631b.5(c)(2)", i, True, _pair("banker"), bi),
         Spot("lucky_six", "lucky_six", "631b.5(c)(3)", f, True, _lucky_six),
         # 631b.7(b): Majestic Match needs no Baccarat wager.
-        Spot("majestic_match_player", mm, "631b.7", i, False, _majestic_match("player")),
-        Spot("majestic_match_banker", mm, "631b.7", i, False, _majestic_match("banker")),
+        Spot("majestic_match_player", mm, "631b.7", i, False, _majestic_match("player"), pi),
+        Spot("majestic_match_banker", mm, "631b.7", i, False, _majestic_match("banker"), bi),
         Spot("golden_talons_player", "golden_talons", "631b.9", f, True, _golden_talons("player")),
         Spot("golden_talons_banker", "golden_talons", "631b.9", f, True, _golden_talons("banker")),
-        Spot(hb, hb, "631b.10", f, True, _harmony_progressive),
+        Spot(hb, hb, "631b.10", f, True, _harmony_progressive, any_card),
     ]  # fmt: skip
     spots += [
         Spot(name, "rising_phoenix_bonus", f"631b.8(g)(4){roman}", Timing.FINAL, True, q)
