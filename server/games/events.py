@@ -3,6 +3,10 @@
 Engines return tuples of events from each command. Game-specific events (a third-card
 decision, a War choice, a hole-card range) live beside their game; these are the ones every
 table has. Events are never subclassed (DESIGN.md principle 4).
+
+They are frozen msgspec Structs with ``gc=False``: cheap to build (rounds build dozens), and
+untracked by the cyclic garbage collector, which is safe because a frozen value whose fields
+hold only immutable values (no list or dict) can never be part of a reference cycle.
 """
 
 from __future__ import annotations
@@ -26,27 +30,27 @@ __all__ = [
 ]
 
 
-class BettingOpened(msgspec.Struct, frozen=True):
+class BettingOpened(msgspec.Struct, frozen=True, gc=False):
     round_id: str
 
 
-class BetAccepted(msgspec.Struct, frozen=True):
-    round_id: str
-    wager: Wager
-
-
-class BetCancelled(msgspec.Struct, frozen=True):
+class BetAccepted(msgspec.Struct, frozen=True, gc=False):
     round_id: str
     wager: Wager
 
 
-class BettingClosed(msgspec.Struct, frozen=True):
+class BetCancelled(msgspec.Struct, frozen=True, gc=False):
+    round_id: str
+    wager: Wager
+
+
+class BettingClosed(msgspec.Struct, frozen=True, gc=False):
     """ "No more bets": from here no wager is placed, altered or withdrawn."""
 
     round_id: str
 
 
-class CardDealt(msgspec.Struct, frozen=True):
+class CardDealt(msgspec.Struct, frozen=True, gc=False):
     """A card dealt to ``target`` (e.g. "player", "banker", "dealer", "seat:3").
 
     ``seq`` counts the cards of the round from 0. A face-down card (``face_up=False``) is
@@ -60,7 +64,7 @@ class CardDealt(msgspec.Struct, frozen=True):
     face_up: bool = True
 
 
-class CardBurned(msgspec.Struct, frozen=True):
+class CardBurned(msgspec.Struct, frozen=True, gc=False):
     """A card removed unseen (a burn); journaled, never shown."""
 
     round_id: str
@@ -68,19 +72,19 @@ class CardBurned(msgspec.Struct, frozen=True):
     seq: int
 
 
-class WagerSettled(msgspec.Struct, frozen=True):
+class WagerSettled(msgspec.Struct, frozen=True, gc=False):
     round_id: str
     settlement: Settlement
 
 
-class RoundSettled(msgspec.Struct, frozen=True):
+class RoundSettled(msgspec.Struct, frozen=True, gc=False):
     """Every wager of the round is settled; ``result`` is the game's summary ("banker 7-5")."""
 
     round_id: str
     result: str
 
 
-class RoundVoided(msgspec.Struct, frozen=True):
+class RoundVoided(msgspec.Struct, frozen=True, gc=False):
     """The round was voided (device fault, irregularity): every wager returned in full."""
 
     round_id: str

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-class InitialCountsAnnounced(msgspec.Struct, frozen=True):
+class InitialCountsAnnounced(msgspec.Struct, frozen=True, gc=False):
     """The four initial cards are face up and both point counts announced (631b.1(d),
     631b.7(c)); wagers on the initial cards are settled next, before any third card."""
 
@@ -33,7 +33,7 @@ class InitialCountsAnnounced(msgspec.Struct, frozen=True):
     natural: bool
 
 
-class ThirdCardDecided(msgspec.Struct, frozen=True):
+class ThirdCardDecided(msgspec.Struct, frozen=True, gc=False):
     """Whether ``hand`` takes a third card, and the 631a.11 rule that decided it.
 
     ``player_third`` is the value of the Player's third card for the Banker's decision (None
@@ -47,7 +47,7 @@ class ThirdCardDecided(msgspec.Struct, frozen=True):
     rule: str
 
 
-class ResultAnnounced(msgspec.Struct, frozen=True):
+class ResultAnnounced(msgspec.Struct, frozen=True, gc=False):
     """Both hands complete (631a.12): every card, both point counts and the winner."""
 
     round_id: str
@@ -58,7 +58,7 @@ class ResultAnnounced(msgspec.Struct, frozen=True):
     winner: str
 
 
-class ProgressiveContributed(msgspec.Struct, frozen=True):
+class ProgressiveContributed(msgspec.Struct, frozen=True, gc=False):
     """A progressive wager's contribution to ``meter`` (exact minor units)."""
 
     round_id: str
@@ -69,7 +69,7 @@ class ProgressiveContributed(msgspec.Struct, frozen=True):
     to_reserve: Fraction
 
 
-class ProgressiveAwarded(msgspec.Struct, frozen=True):
+class ProgressiveAwarded(msgspec.Struct, frozen=True, gc=False):
     """``amount`` minor units of ``meter`` paid to the player for ``bet_id`` (a jackpot line
     or the Must-Hit-By Mystery Bonus, 631b.6(c)(7))."""
 

@@ -108,7 +108,7 @@ class Winner(Enum):
     TIE = "tie"
 
 
-class Coup(msgspec.Struct, frozen=True):
+class Coup(msgspec.Struct, frozen=True, gc=False):
     """The cards of one round, in dealing order per hand, and their point counts.
 
     Build one with ``Coup.of``; ``player_count``/``banker_count`` are derived, never passed in

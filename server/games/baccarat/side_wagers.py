@@ -55,7 +55,7 @@ class Timing(Enum):
 JACKPOT_NET = Fraction(-1)
 
 
-class Decision(msgspec.Struct, frozen=True):
+class Decision(msgspec.Struct, frozen=True, gc=False):
     """How the cards decide one wager: the paytable ``line`` (``"lose"`` when none), the
     fixed-odds ``outcome``, and ``jackpot``, the meter family paid 100% when the line is a
     progressive award. ``ratio`` is ``money.return_ratio(outcome.net)``: what a stake
