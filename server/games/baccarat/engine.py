@@ -103,6 +103,20 @@ class _Route:
 _ROUTES: dict[int, tuple[TableConfig, dict[str, _Route]]] = {}
 
 
+class _Bets:
+    """One player's bets in the round being bet on."""
+
+    __slots__ = ("by_id", "mains", "on_spot")
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, Wager] = {}  # bet id -> wager
+        self.on_spot: dict[str, int] = {}  # spot -> amount wagered there
+        self.mains = 0  # Player/Banker wagers (631a.8(a))
+
+
+_NO_BETS = _Bets()  # a player with no bet yet (never written to)
+
+
 def _routes(config: TableConfig) -> dict[str, _Route]:
     """Each offered spot's route, computed once per configuration."""
     entry = _ROUTES.get(id(config))
@@ -240,9 +254,8 @@ class BaccaratRound:
             raise ConfigError("Must-Hit-By Mystery Bonus offered without its meter")
         self._phase = _BETTING
         self._opened = False
-        self._open: dict[tuple[str, str], Wager] = {}  # accepted; see ``wagers`` once dealing
-        self._on_spot: dict[tuple[str, str], int] = {}  # (player, spot) -> amount wagered
-        self._mains: dict[str, int] = {}  # player -> number of Player/Banker wagers
+        self._open: list[Wager] = []  # accepted, in order; see ``wagers`` once dealing
+        self._players: dict[str, _Bets] = {}  # each player's bets this round
         # after "no more bets": the wagers settled on the initial cards, and the others
         self._initial: list[tuple[Wager, _Route]] = []
         self._final: list[tuple[Wager, _Route]] = []
@@ -269,8 +282,8 @@ class BaccaratRound:
             return ()
         if self._initial_settled:
             routes = self._routes
-            return tuple(w for w in self._open.values() if not routes[w.spot].initial)
-        return tuple(self._open.values())
+            return tuple(w for w in self._open if not routes[w.spot].initial)
+        return tuple(self._open)
 
     @property
     def coup(self) -> Coup | None:
@@ -303,9 +316,9 @@ class BaccaratRound:
         """Raise the ``IllegalAction`` that ``place(wager)`` would raise; change nothing."""
         self._check(wager)
 
-    def _check(self, wager: Wager) -> tuple[_Route, tuple[str, str], tuple[str, str], int]:
-        """Validate ``wager``; return its route, its bet key, its (player, spot) key and the
-        player's new total on the spot."""
+    def _check(self, wager: Wager) -> tuple[_Route, _Bets, int]:
+        """Validate ``wager``; return its route, the player's bets (``_NO_BETS`` if none
+        yet) and the player's new total on the spot."""
         if self._phase is not _BETTING or not self._opened:
             self._require("place")
         route = self._routes.get(wager.spot)
@@ -316,52 +329,51 @@ class BaccaratRound:
         amount = wager.amount
         if type(amount) is not int or amount <= 0:
             amount = check_amount(amount)  # raises BAD_AMOUNT naming the value
-        player = wager.player_id
-        key = (player, wager.bet_id)
-        if key in self._open:
+        bets = self._players.get(wager.player_id, _NO_BETS)
+        if wager.bet_id in bets.by_id:
             raise IllegalAction(DUPLICATE_BET_ID, "bet id already used", wager.bet_id)
         if amount < route.minimum:
             raise IllegalAction(BELOW_MINIMUM, f"minimum {route.minimum}", amount)
-        spot_key = (player, wager.spot)
-        total = amount + self._on_spot.get(spot_key, 0)
+        total = amount + bets.on_spot.get(wager.spot, 0)
         if total > route.maximum:
             raise IllegalAction(ABOVE_MAXIMUM, f"maximum {route.maximum}", total)
-        if route.spot.requires_main and not self._mains.get(player):
+        if route.spot.requires_main and not bets.mains:
             raise IllegalAction(
                 MAIN_WAGER_REQUIRED, "631a.8(a): place a Player or Banker wager first", wager.spot
             )
-        return route, key, spot_key, total
+        return route, bets, total
 
     def can_place(self, wager: Wager) -> bool:
         return allowed(self.check_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
-        route, key, spot_key, total = self._check(wager)
-        self._open[key] = wager
-        self._on_spot[spot_key] = total
+        route, bets, total = self._check(wager)
+        if bets is _NO_BETS:
+            bets = self._players[wager.player_id] = _Bets()
+        bets.by_id[wager.bet_id] = wager
+        bets.on_spot[wager.spot] = total
         if route.main:
-            self._mains[wager.player_id] = self._mains.get(wager.player_id, 0) + 1
+            bets.mains += 1
+        self._open.append(wager)
         return (BetAccepted(self.round_id, wager),)
 
     def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
         if self._phase is not _BETTING or not self._opened:
             self._require("cancel")
-        wager = self._open.get((player_id, bet_id))
+        bets = self._players.get(player_id, _NO_BETS)
+        wager = bets.by_id.get(bet_id)
         if wager is None:
             raise IllegalAction(UNKNOWN_BET, "no such bet", bet_id)
-        if wager.spot in _MAIN_SPOTS and self._mains[player_id] == 1:
-            dependent = any(
-                w.player_id == player_id and SPOTS[w.spot].requires_main
-                for w in self._open.values()
+        last_main = wager.spot in _MAIN_SPOTS and bets.mains == 1
+        if last_main and any(SPOTS[w.spot].requires_main for w in bets.by_id.values()):
+            raise IllegalAction(
+                MAIN_WAGER_IN_USE, "631a.8(a): side wagers depend on this wager", bet_id
             )
-            if dependent:
-                raise IllegalAction(
-                    MAIN_WAGER_IN_USE, "631a.8(a): side wagers depend on this wager", bet_id
-                )
-        del self._open[(player_id, bet_id)]
-        self._on_spot[(player_id, wager.spot)] -= wager.amount
+        del bets.by_id[bet_id]
+        bets.on_spot[wager.spot] -= wager.amount
         if wager.spot in _MAIN_SPOTS:
-            self._mains[player_id] -= 1
+            bets.mains -= 1
+        self._open.remove(wager)
         return (BetCancelled(self.round_id, wager),)
 
     def close_betting(self) -> Sequence[object]:
@@ -369,7 +381,7 @@ class BaccaratRound:
             self._require("close_betting")
         # "no more bets": the wagers are final; group them by when they are settled
         routes, initial, final = self._routes, self._initial, self._final
-        for wager in self._open.values():
+        for wager in self._open:
             route = routes[wager.spot]
             (initial if route.initial else final).append((wager, route))
         self._phase = _DEALING
