@@ -93,6 +93,7 @@ class _Route:
     maximum: int
     initial: bool  # settled on the initial four cards (Timing.INITIAL)
     main: bool  # a Player or Banker wager (631a.8(a))
+    requires_main: bool  # 631a.8(a): a Player or Banker wager must be placed first
     progressive: bool  # contributes to a meter when settled
     reads: int  # spot.reads: which of the coup's ``memo_keys`` keys its decisions
     # Decisions already made, by the coup's ``memo_keys`` entry for ``spot.reads``: a
@@ -133,6 +134,7 @@ def _routes(config: TableConfig) -> dict[str, _Route]:
                 limits.maximum,
                 spot.timing is Timing.INITIAL,
                 spot_id in _MAIN_SPOTS,
+                spot.requires_main,
                 spot_id in _PROGRESSIVE_SPOTS,
                 spot.reads,
                 {},
@@ -256,9 +258,11 @@ class BaccaratRound:
         self._opened = False
         self._open: list[Wager] = []  # accepted, in order; see ``wagers`` once dealing
         self._players: dict[str, _Bets] = {}  # each player's bets this round
-        # after "no more bets": the wagers settled on the initial cards, and the others
+        # the wagers settled on the initial cards, the others, and the progressive ones
+        # (kept as they are placed, so "no more bets" has nothing left to sort)
         self._initial: list[tuple[Wager, _Route]] = []
         self._final: list[tuple[Wager, _Route]] = []
+        self._progressive: list[Wager] = []
         self._initial_settled = False
         self.settlements: list[Settlement] = []
         self._player: list[Card] = []
@@ -337,7 +341,7 @@ class BaccaratRound:
         total = amount + bets.on_spot.get(wager.spot, 0)
         if total > route.maximum:
             raise IllegalAction(ABOVE_MAXIMUM, f"maximum {route.maximum}", total)
-        if route.spot.requires_main and not bets.mains:
+        if route.requires_main and not bets.mains:
             raise IllegalAction(
                 MAIN_WAGER_REQUIRED, "631a.8(a): place a Player or Banker wager first", wager.spot
             )
@@ -355,6 +359,9 @@ class BaccaratRound:
         if route.main:
             bets.mains += 1
         self._open.append(wager)
+        (self._initial if route.initial else self._final).append((wager, route))
+        if route.progressive:
+            self._progressive.append(wager)
         return (BetAccepted(self.round_id, wager),)
 
     def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
@@ -374,16 +381,15 @@ class BaccaratRound:
         if wager.spot in _MAIN_SPOTS:
             bets.mains -= 1
         self._open.remove(wager)
+        route = self._routes[wager.spot]
+        (self._initial if route.initial else self._final).remove((wager, route))
+        if route.progressive:
+            self._progressive.remove(wager)
         return (BetCancelled(self.round_id, wager),)
 
     def close_betting(self) -> Sequence[object]:
         if self._phase is not _BETTING or not self._opened:
             self._require("close_betting")
-        # "no more bets": the wagers are final; group them by when they are settled
-        routes, initial, final = self._routes, self._initial, self._final
-        for wager in self._open:
-            route = routes[wager.spot]
-            (initial if route.initial else final).append((wager, route))
         self._phase = _DEALING
         self._next = "player"
         return (BettingClosed(self.round_id),)
@@ -506,9 +512,7 @@ class BaccaratRound:
         return meter
 
     def _contribute(self, events: list[object]) -> None:
-        for wager, route in self._final:
-            if not route.progressive:
-                continue
+        for wager in self._progressive:
             meter = self._meter(wager.spot)
             c = meter.contribute(wager.amount)
             events.append(
