@@ -82,7 +82,7 @@ def _phase(
 
 def commit_probe(where: str, commits: int = 200) -> tuple[float, float]:
     """p50 and p99 ms of one durable SQLite commit (WAL, synchronous=FULL) under ``where`` —
-    the storage the ledger and journal use, three of which stand behind every bet ack."""
+    the storage the ledger and journal use; two (group) commits stand behind every bet ack."""
     with tempfile.TemporaryDirectory(dir=where) as tmp:
         db = sqlite3.connect(Path(tmp) / "probe.sqlite", isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
@@ -177,8 +177,10 @@ def render(
         "counted (a server more than 50 ms behind sheds the excess rather than queueing it). "
         "Server pinned to CPU 0, clients to CPU 1. The ledger and journal (SQLite, WAL, "
         "`synchronous=FULL`) live under the data directory; the time of one durable commit "
-        "there is probed first: every bet is three such commits, on the event loop, before "
-        "its ack. Baseline: the same bettors with no broadcast, same server, same run. Loop "
+        "there is probed first: every bet waits for two such commits (its ledger debit, then "
+        "its journal record), each made by the store's writer thread off the event loop "
+        "and shared with whatever else is queued (group commit), before its ack. "
+        "Baseline: the same bettors with no broadcast, same server, same run. Loop "
         "stalls: a task in the server sleeping 1 ms at a time records how late it wakes.",
         "",
         "| Data directory (commit p50/p99 ms) | broadcast asked, frames/s "

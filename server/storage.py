@@ -1,16 +1,63 @@
-"""Opening the embedded default's SQLite files the one durable way.
+"""The embedded default's SQLite files: opening them the one durable way, and writing them
+off the event loop with group commit.
 
-WAL mode, ``synchronous=FULL`` (a commit is on disk when it returns: a crash never loses an
-acknowledged bet or a journaled card), foreign keys on, and a busy timeout so that another
-process (``croupier wallet``, ``croupier replay``) may use the file while the server runs.
+Files are opened in WAL mode with ``synchronous=FULL`` (a commit is on disk when it returns:
+a crash never loses an acknowledged bet or a journaled card), foreign keys on, and a busy
+timeout so that another process (``croupier wallet``, ``croupier replay``) may use the file
+while the server runs.
+
+Every write to a file goes through its ``DurableWriter``: one thread that owns the file's
+only writing connection. Whatever is queued when it is free is written in **one**
+transaction and made durable by **one** commit (one fsync) — group commit — and each write's
+future resolves only after that commit returned. The event loop never waits for a disk: it
+``await``s the future, and a bet is acknowledged (a card revealed) only once its record is
+durable, exactly as strong a guarantee as a commit on the loop gave. Writes are applied in
+the order they were submitted; each runs inside its own savepoint, so one that raises (an
+``InsufficientFunds``) is rolled back alone and the others of its group still commit. A
+failure of SQLite itself (disk full, I/O error) fails every write of the group with
+``StorageError``: none of them was applied. The writer also checkpoints the WAL, in quiet
+moments, so no commit pays for it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import logging
+import queue
 import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Final, TypeVar
 
-__all__ = ["open_durable_sqlite"]
+__all__ = ["DurableWriter", "StorageError", "open_durable_sqlite", "writes_awaited"]
+
+log = logging.getLogger("croupier.storage")
+
+T = TypeVar("T")
+
+# Checkpoint the WAL after this many group commits, as soon as the writer has nothing queued
+# (SQLite's own automatic checkpoint, every 1000 pages, would run inside some bet's commit).
+CHECKPOINT_EVERY: Final = 256
+# ... and regardless of the queue once this many groups went by without a quiet moment.
+CHECKPOINT_AT_THE_LATEST: Final = 4096
+
+
+_awaited = 0  # coroutines awaiting a durable write now (see ``writes_awaited``)
+
+
+def writes_awaited() -> int:
+    """How many coroutines are awaiting a durable write at this moment. Each one resumes in
+    the event loop once its write is on disk: ``ManualClock.advance`` waits for them, so a
+    test's table has taken its step — journal writes included — when time has moved."""
+    return _awaited
+
+
+class StorageError(Exception):
+    """A write could not be made durable (SQLite failed: disk full, I/O error, the writer is
+    closed). Nothing of it was applied."""
 
 
 def open_durable_sqlite(path: str | Path, schema: str) -> sqlite3.Connection:
@@ -21,5 +68,171 @@ def open_durable_sqlite(path: str | Path, schema: str) -> sqlite3.Connection:
     db.execute("PRAGMA synchronous=FULL")
     db.execute("PRAGMA busy_timeout=10000")
     db.execute("PRAGMA foreign_keys=ON")
-    db.executescript(schema)
+    if schema:
+        db.executescript(schema)
     return db
+
+
+@dataclass(slots=True)
+class _Write:
+    apply: Callable[[sqlite3.Connection], Any]
+    future: concurrent.futures.Future[Any]
+
+
+_STOP: Final = object()
+
+
+class DurableWriter:
+    """The one thread writing ``db`` (which nothing else may write). ``lock``, when given, is
+    held while a group is applied and committed: for a ``":memory:"`` database, whose single
+    connection readers share. With ``owns_db`` the writer closes ``db`` when it stops."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        name: str,
+        *,
+        lock: threading.Lock | None = None,
+        owns_db: bool = False,
+    ) -> None:
+        self.name = name
+        self._owns_db = owns_db
+        self._db = db
+        self._lock = lock
+        self._queue: queue.SimpleQueue[_Write | object] = queue.SimpleQueue()
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self.groups = 0  # group commits made (for tests and metrics)
+        self.writes = 0  # writes committed or refused in them
+        db.execute("PRAGMA wal_autocheckpoint=0")  # the writer checkpoints itself
+        self._thread = threading.Thread(target=self._run, name=f"writer:{name}", daemon=True)
+        self._thread.start()
+
+    # --- the callers' side ---------------------------------------------------------------------
+
+    def submit(self, apply: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
+        """Queue ``apply(connection)``; the future resolves once its group is durable, with
+        what ``apply`` returned or raised (``StorageError`` when the commit failed)."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._close_lock:
+            if self._closed:
+                future.set_exception(StorageError(f"the {self.name} writer is closed"))
+                return future
+            self._queue.put(_Write(apply, future))
+        return future
+
+    def call(self, apply: Callable[[sqlite3.Connection], T]) -> T:
+        """``submit`` and wait: for tools, recovery and tests, never on a busy event loop."""
+        return self.submit(apply).result()
+
+    async def run(self, apply: Callable[[sqlite3.Connection], T]) -> T:
+        """``submit`` and await, without blocking the event loop."""
+        global _awaited
+        _awaited += 1
+        try:
+            return await asyncio.wrap_future(self.submit(apply))
+        finally:
+            _awaited -= 1
+
+    def close(self) -> None:
+        """Write and commit everything queued, then stop the thread. Idempotent."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(_STOP)
+        self._thread.join()
+
+    # --- the writer thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        since_checkpoint = 0
+        stopping = False
+        while not stopping:
+            group: list[_Write] = []
+            item = self._queue.get()
+            while True:
+                if item is _STOP:
+                    stopping = True
+                else:
+                    assert isinstance(item, _Write)
+                    group.append(item)
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+            if group:
+                self._commit(group)
+                since_checkpoint += 1
+            quiet = self._queue.empty()
+            if since_checkpoint >= (CHECKPOINT_EVERY if quiet else CHECKPOINT_AT_THE_LATEST):
+                self._checkpoint()
+                since_checkpoint = 0
+        self._checkpoint()
+        if self._owns_db:
+            self._db.close()
+
+    def _commit(self, group: list[_Write]) -> None:
+        outcomes: list[tuple[bool, Any]] = []
+        if self._lock is not None:
+            self._lock.acquire()
+        try:
+            failure = self._apply_group(group, outcomes)
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+        self.groups += 1
+        self.writes += len(group)
+        for n, write in enumerate(group):
+            future = write.future
+            if future.cancelled():
+                continue  # the waiter gave up; the write itself was made (or not) regardless
+            if failure is not None:
+                future.set_exception(failure)
+            else:
+                ok, value = outcomes[n]
+                if ok:
+                    future.set_result(value)
+                else:
+                    future.set_exception(value)
+
+    def _apply_group(
+        self, group: list[_Write], outcomes: list[tuple[bool, Any]]
+    ) -> StorageError | None:
+        """Apply every write and commit once; None, or the failure that undid the group."""
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            for write in group:
+                db.execute("SAVEPOINT write")
+                try:
+                    value = write.apply(db)
+                except sqlite3.Error:
+                    raise  # SQLite itself failed: the whole group is undone
+                except Exception as exc:  # the write's own refusal: undo it alone
+                    db.execute("ROLLBACK TO write")
+                    db.execute("RELEASE write")
+                    outcomes.append((False, exc))
+                else:
+                    db.execute("RELEASE write")
+                    outcomes.append((True, value))
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            log.error("%s: a group of %d writes failed: %s", self.name, len(group), exc)
+            if db.in_transaction:
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    log.exception("%s: the rollback failed too", self.name)
+            error = StorageError(f"the {self.name} could not be written: {exc}")
+            error.__cause__ = exc
+            return error
+        return None
+
+    def _checkpoint(self) -> None:
+        if self._lock is not None:
+            return  # an in-memory database has no WAL
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            log.exception("%s: WAL checkpoint failed (retried later)", self.name)

@@ -29,6 +29,12 @@ class JournalRecord:
 
 
 class Journal(Protocol):
+    """Every write is durable when it returns. Each write the table runtime makes has an
+    awaitable twin prefixed ``a`` (``aappend`` ...): the same write, resolved once durable,
+    without blocking the event loop while it is written (a commit failure raises
+    ``server.storage.StorageError``: nothing was applied). Writes are applied in the order
+    they were made."""
+
     def open_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
         """Start a round's record (kind ``opened``)."""
 
@@ -41,6 +47,16 @@ class Journal(Protocol):
 
     def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
         """Record the round's end (kind ``settled`` or ``voided``)."""
+
+    async def aopen_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None: ...
+
+    async def aappend(
+        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
+    ) -> int: ...
+
+    async def afinish_round(
+        self, round_id: str, status: RoundStatus, payload: dict[str, Any]
+    ) -> None: ...
 
     def records(self, round_id: str) -> list[JournalRecord]: ...
 
@@ -57,5 +73,7 @@ class Journal(Protocol):
 
     def save_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
         """Durably keep a table's state that outlives rounds (its progressive meters)."""
+
+    async def asave_state(self, table_id: str, key: str, state: dict[str, Any]) -> None: ...
 
     def load_state(self, table_id: str, key: str) -> dict[str, Any] | None: ...

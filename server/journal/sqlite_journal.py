@@ -1,15 +1,18 @@
 """The embedded journal: SQLite, WAL, ``synchronous=FULL`` — every append is on disk when
-``append`` returns."""
+``append`` returns (or ``aappend`` resolves), written by the journal's own writer thread with
+group commit (``server.storage``)."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from server.journal.journal import JournalRecord, RoundStatus
-from server.storage import open_durable_sqlite
+from server.storage import DurableWriter, open_durable_sqlite
 
 __all__ = ["SqliteJournal"]
 
@@ -44,71 +47,123 @@ CREATE TABLE IF NOT EXISTS round_players (
 """
 
 
+def _insert(db: sqlite3.Connection, round_id: str, kind: str, payload: dict[str, Any]) -> int:
+    cursor = db.execute(
+        "INSERT INTO records(round_id, kind, payload) VALUES (?, ?, ?)",
+        (round_id, kind, json.dumps(payload, separators=(",", ":"), sort_keys=True)),
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def _require_open(db: sqlite3.Connection, round_id: str) -> None:
+    row = db.execute("SELECT status FROM rounds WHERE round_id = ?", (round_id,)).fetchone()
+    if row is None:
+        raise ValueError(f"round {round_id!r} was never opened")
+    if row[0] != RoundStatus.OPEN.value:
+        raise ValueError(f"round {round_id!r} is already {row[0]}")
+
+
+def _open_round(
+    table_id: str, round_id: str, payload: dict[str, Any], db: sqlite3.Connection
+) -> None:
+    if db.execute("SELECT 1 FROM rounds WHERE round_id = ?", (round_id,)).fetchone():
+        raise ValueError(f"round {round_id!r} is already journaled")
+    db.execute(
+        "INSERT INTO rounds(round_id, table_id, status, opened_seq) VALUES (?, ?, ?, 0)",
+        (round_id, table_id, RoundStatus.OPEN.value),
+    )
+    seq = _insert(db, round_id, "opened", payload)
+    db.execute("UPDATE rounds SET opened_seq = ? WHERE round_id = ?", (seq, round_id))
+
+
+def _append(
+    round_id: str, kind: str, payload: dict[str, Any], player: str | None, db: sqlite3.Connection
+) -> int:
+    _require_open(db, round_id)
+    if player is not None:  # the same commit remembers the player, for recall
+        db.execute(
+            "INSERT OR IGNORE INTO round_players(round_id, player_id) VALUES (?, ?)",
+            (round_id, player),
+        )
+    return _insert(db, round_id, kind, payload)
+
+
+def _finish_round(
+    round_id: str, status: RoundStatus, payload: dict[str, Any], db: sqlite3.Connection
+) -> None:
+    _require_open(db, round_id)
+    seq = _insert(db, round_id, status.value, payload)
+    db.execute(
+        "UPDATE rounds SET status = ?, finished_seq = ? WHERE round_id = ?",
+        (status.value, seq, round_id),
+    )
+
+
+def _save_state(table_id: str, key: str, state: str, db: sqlite3.Connection) -> None:
+    db.execute(
+        "INSERT INTO table_state(table_id, key, state) VALUES (?, ?, ?) "
+        "ON CONFLICT(table_id, key) DO UPDATE SET state = excluded.state",
+        (table_id, key, state),
+    )
+
+
 class SqliteJournal:
-    """A ``Journal`` in one SQLite file (or ``":memory:"`` for tests)."""
+    """A ``Journal`` in one SQLite file (or ``":memory:"`` for tests).
+
+    Reads use a connection of their own; every write goes to the journal's ``DurableWriter``
+    thread (group commit). The plain methods wait for it; the ``a``-prefixed ones await it
+    without blocking the event loop."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self._db = open_durable_sqlite(path, _SCHEMA)
         self._lock = threading.Lock()
+        self._db = open_durable_sqlite(path, _SCHEMA)
+        if self.path == ":memory:":  # one private database: readers share the writer's
+            self._writer = DurableWriter(self._db, "journal", lock=self._lock)
+        else:
+            self._writer = DurableWriter(open_durable_sqlite(path, ""), "journal", owns_db=True)
 
     def close(self) -> None:
+        """Commit every write still queued, then close the files."""
+        self._writer.close()
         with self._lock:
             self._db.close()
 
-    def _insert(self, round_id: str, kind: str, payload: dict[str, Any]) -> int:
-        cursor = self._db.execute(
-            "INSERT INTO records(round_id, kind, payload) VALUES (?, ?, ?)",
-            (round_id, kind, json.dumps(payload, separators=(",", ":"), sort_keys=True)),
-        )
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
-
     def open_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            if self._db.execute("SELECT 1 FROM rounds WHERE round_id = ?", (round_id,)).fetchone():
-                raise ValueError(f"round {round_id!r} is already journaled")
-            self._db.execute(
-                "INSERT INTO rounds(round_id, table_id, status, opened_seq) VALUES (?, ?, ?, 0)",
-                (round_id, table_id, RoundStatus.OPEN.value),
-            )
-            seq = self._insert(round_id, "opened", payload)
-            self._db.execute("UPDATE rounds SET opened_seq = ? WHERE round_id = ?", (seq, round_id))
+        self._writer.call(partial(_open_round, table_id, round_id, payload))
+
+    async def aopen_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
+        await self._writer.run(partial(_open_round, table_id, round_id, payload))
 
     def append(
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
     ) -> int:
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._require_open(round_id)
-            if player is not None:  # the same commit remembers the player, for recall
-                self._db.execute(
-                    "INSERT OR IGNORE INTO round_players(round_id, player_id) VALUES (?, ?)",
-                    (round_id, player),
-                )
-            return self._insert(round_id, kind, payload)
+        return self._writer.call(partial(_append, round_id, kind, payload, player))
 
-    def _require_open(self, round_id: str) -> None:
-        row = self._db.execute(
-            "SELECT status FROM rounds WHERE round_id = ?", (round_id,)
-        ).fetchone()
-        if row is None:
-            raise ValueError(f"round {round_id!r} was never opened")
-        if row[0] != RoundStatus.OPEN.value:
-            raise ValueError(f"round {round_id!r} is already {row[0]}")
+    async def aappend(
+        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
+    ) -> int:
+        return await self._writer.run(partial(_append, round_id, kind, payload, player))
 
     def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
         if status is RoundStatus.OPEN:
             raise ValueError("a round finishes settled or voided")
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._require_open(round_id)
-            seq = self._insert(round_id, status.value, payload)
-            self._db.execute(
-                "UPDATE rounds SET status = ?, finished_seq = ? WHERE round_id = ?",
-                (status.value, seq, round_id),
-            )
+        self._writer.call(partial(_finish_round, round_id, status, payload))
+
+    async def afinish_round(
+        self, round_id: str, status: RoundStatus, payload: dict[str, Any]
+    ) -> None:
+        if status is RoundStatus.OPEN:
+            raise ValueError("a round finishes settled or voided")
+        await self._writer.run(partial(_finish_round, round_id, status, payload))
+
+    def save_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
+        self._writer.call(partial(_save_state, table_id, key, json.dumps(state, sort_keys=True)))
+
+    async def asave_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
+        text = json.dumps(state, sort_keys=True)
+        await self._writer.run(partial(_save_state, table_id, key, text))
 
     def records(self, round_id: str) -> list[JournalRecord]:
         with self._lock:
@@ -150,14 +205,6 @@ class SqliteJournal:
                 (table_id,),
             ).fetchone()
         return None if row is None else str(row[0])
-
-    def save_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
-        with self._lock, self._db:
-            self._db.execute(
-                "INSERT INTO table_state(table_id, key, state) VALUES (?, ?, ?) "
-                "ON CONFLICT(table_id, key) DO UPDATE SET state = excluded.state",
-                (table_id, key, json.dumps(state, sort_keys=True)),
-            )
 
     def load_state(self, table_id: str, key: str) -> dict[str, Any] | None:
         with self._lock:

@@ -11,6 +11,8 @@ import heapq
 import itertools
 from typing import Protocol
 
+from server.storage import writes_awaited
+
 __all__ = ["Clock", "ManualClock", "SystemClock"]
 
 
@@ -58,9 +60,14 @@ class ManualClock:
             if not future.done():
                 future.set_result(None)
         # Let the woken tasks run to their next wait (a table's step takes a few hops of the
-        # event loop: cancelled helpers, journal writes, deliveries).
-        for _ in range(100):
-            await asyncio.sleep(0)
+        # event loop: cancelled helpers, deliveries) — and wait for the ledger and journal
+        # writes they await, which are real I/O on the stores' writer threads.
+        while True:
+            for _ in range(100):
+                await asyncio.sleep(0)
+            if not writes_awaited():
+                return
+            await asyncio.sleep(0.0005)
 
     @property
     def sleepers(self) -> int:

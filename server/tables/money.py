@@ -11,7 +11,17 @@ from __future__ import annotations
 from server.games.wagers import Settlement, Wager
 from server.wallet.ledger import HOUSE, OPEN_WAGERS, Ledger, Transfer, player_account
 
-__all__ = ["bet_key", "cancel_key", "post_bet", "post_cancel", "post_settlement", "settle_key"]
+__all__ = [
+    "apost_bet",
+    "apost_cancel",
+    "apost_settlement",
+    "bet_key",
+    "cancel_key",
+    "post_bet",
+    "post_cancel",
+    "post_settlement",
+    "settle_key",
+]
 
 
 def bet_key(round_id: str, wager: Wager) -> str:
@@ -26,19 +36,34 @@ def settle_key(round_id: str, wager: Wager) -> str:
     return f"settle:{round_id}:{wager.player_id}:{wager.bet_id}"
 
 
-def post_bet(ledger: Ledger, round_id: str, wager: Wager) -> bool:
-    """Debit an accepted wager; False if this exact bet was already debited (a retry)."""
-    transfer = Transfer(
+def _bet(round_id: str, wager: Wager) -> Transfer:
+    return Transfer(
         player_account(wager.player_id), OPEN_WAGERS, wager.amount, "wager", round_id, wager.bet_id
     )
-    return ledger.post(bet_key(round_id, wager), [transfer]).applied
+
+
+def _cancel(round_id: str, wager: Wager) -> Transfer:
+    return Transfer(
+        OPEN_WAGERS, player_account(wager.player_id), wager.amount, "cancel", round_id, wager.bet_id
+    )
+
+
+def post_bet(ledger: Ledger, round_id: str, wager: Wager) -> bool:
+    """Debit an accepted wager; False if this exact bet was already debited (a retry)."""
+    return ledger.post(bet_key(round_id, wager), [_bet(round_id, wager)]).applied
+
+
+async def apost_bet(ledger: Ledger, round_id: str, wager: Wager) -> bool:
+    """``post_bet`` for the event loop: resolves once the debit is durable."""
+    return (await ledger.apost(bet_key(round_id, wager), [_bet(round_id, wager)])).applied
 
 
 def post_cancel(ledger: Ledger, round_id: str, wager: Wager) -> None:
-    transfer = Transfer(
-        OPEN_WAGERS, player_account(wager.player_id), wager.amount, "cancel", round_id, wager.bet_id
-    )
-    ledger.post(cancel_key(round_id, wager), [transfer])
+    ledger.post(cancel_key(round_id, wager), [_cancel(round_id, wager)])
+
+
+async def apost_cancel(ledger: Ledger, round_id: str, wager: Wager) -> None:
+    await ledger.apost(cancel_key(round_id, wager), [_cancel(round_id, wager)])
 
 
 def settlement_transfers(round_id: str, settlement: Settlement) -> list[Transfer]:
@@ -60,3 +85,9 @@ def settlement_transfers(round_id: str, settlement: Settlement) -> list[Transfer
 
 def post_settlement(ledger: Ledger, round_id: str, settlement: Settlement) -> None:
     ledger.post(settle_key(round_id, settlement.wager), settlement_transfers(round_id, settlement))
+
+
+async def apost_settlement(ledger: Ledger, round_id: str, settlement: Settlement) -> None:
+    await ledger.apost(
+        settle_key(round_id, settlement.wager), settlement_transfers(round_id, settlement)
+    )

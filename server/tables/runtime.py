@@ -7,6 +7,14 @@ the injected clock, "no more bets", answer the engine's chance requests (journal
 and wheel result *before* the engine — and so any viewer — sees it), wait for decisions until
 their deadlines, settle every wager through the ledger, pause, and again.
 
+Every write to the ledger and the journal is awaited (``apost``, ``aappend`` ...): it is made
+by the store's writer thread with group commit, so the event loop — and every other table —
+goes on while it reaches the disk, and this table acknowledges a bet or reveals a card only
+once the write is durable. A write that fails (``StorageError``) refuses the command that
+needed it when nothing had changed yet (the bet is not placed, no money moved); when the
+table had already changed, the table closes as a crash would leave it, and the next start's
+recovery completes or voids its open round.
+
 Every event gets the table's next sequence number and goes to each viewer that may see it
 (``views``); the last ``history`` events are kept so a reconnecting viewer can resume.
 """
@@ -17,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -44,11 +52,19 @@ from server.games.wagers import Wager
 from server.journal.journal import Journal, RoundStatus
 from server.protocol.codec import encode
 from server.protocol.messages import BalanceChanged, TableEvent, TableSnapshot
+from server.storage import StorageError
 from server.tables.clock import Clock
 from server.tables.games import GameTable, TableSettings
-from server.tables.money import post_bet, post_cancel, post_settlement
+from server.tables.money import apost_bet, apost_cancel, apost_settlement
 from server.tables.views import audience, event_name, public_data
-from server.wallet.ledger import HOUSE, InsufficientFunds, Ledger, Transfer, player_account
+from server.wallet.ledger import (
+    HOUSE,
+    InsufficientFunds,
+    Ledger,
+    LedgerError,
+    Transfer,
+    player_account,
+)
 
 __all__ = ["Fanout", "Reply", "TableRuntime", "Viewer", "deliver_each"]
 
@@ -57,6 +73,7 @@ log = logging.getLogger("croupier.table")
 INSUFFICIENT_FUNDS = "insufficient_funds"
 NOT_YOUR_BOX = "not_your_box"
 ROUND_NOT_OPEN = "round_not_open"
+STORAGE_FAILED = "storage_failed"
 TABLE_UNAVAILABLE = "table_unavailable"
 
 
@@ -103,6 +120,10 @@ class _Logged:
     round_id: str
     frame: bytes
     audience: str | None
+
+
+def _storage_failed(exc: StorageError) -> Reply:
+    return Reply(error=(STORAGE_FAILED, f"not recorded, nothing was charged: {exc}", None))
 
 
 class TableRuntime:
@@ -250,12 +271,21 @@ class TableRuntime:
         await self._inbox.put(_Command(kind, player_id, args, future))
         return await future
 
-    def _handle(self, command: _Command) -> Reply:
+    async def _handle(self, command: _Command) -> Reply:
         handler = getattr(self, f"_cmd_{command.kind}")
         try:
-            reply: Reply = handler(command.player_id, **command.args)
+            reply: Reply = await handler(command.player_id, **command.args)
         except IllegalAction as exc:
             reply = Reply(error=(exc.code, exc.message, exc.value))
+        except StorageError as exc:  # the table had changed: it closes (``run``)
+            message = f"not recorded ({exc}); the table is closed until its round is recovered"
+            command.future.set_result(Reply(error=(STORAGE_FAILED, message, self.id)))
+            raise
+        except BaseException:
+            command.future.set_result(
+                Reply(error=(TABLE_UNAVAILABLE, "the table failed and is closed", self.id))
+            )
+            raise
         return reply
 
     def _current(self, round_id: str) -> RoundEngine:
@@ -265,7 +295,7 @@ class TableRuntime:
             )
         return self.engine
 
-    def _cmd_place(
+    async def _cmd_place(
         self, player_id: str, round_id: str, bet_id: str, spot: str, amount: int
     ) -> Reply:
         engine = self._current(round_id)
@@ -294,22 +324,31 @@ class TableRuntime:
         # The engine may canonicalise the spot ("split:20-17" → "split:17-20").
         accepted = next(e.wager for e in events if isinstance(e, BetAccepted))
         try:
-            post_bet(self.ledger, round_id, accepted)
+            await apost_bet(self.ledger, round_id, accepted)
         except InsufficientFunds as exc:
             engine.cancel(player_id, bet_id)  # undo in the engine; nothing was broadcast
             raise IllegalAction(
                 INSUFFICIENT_FUNDS, f"the balance {exc.balance} does not cover {amount}", amount
             ) from None
-        self.journal.append(
-            round_id,
-            "bet",
-            {"player": player_id, "bet_id": bet_id, "spot": accepted.spot, "amount": amount},
-            player=player_id,
-        )
+        except StorageError as exc:  # nothing was debited
+            engine.cancel(player_id, bet_id)
+            return _storage_failed(exc)
+        try:
+            await self.journal.aappend(
+                round_id,
+                "bet",
+                {"player": player_id, "bet_id": bet_id, "spot": accepted.spot, "amount": amount},
+                player=player_id,
+            )
+        except StorageError as exc:  # debited, not journaled: give the money back
+            engine.cancel(player_id, bet_id)
+            await apost_cancel(self.ledger, round_id, accepted)  # if this fails: run() closes
+            self._spent_ids.add(key)  # its ledger key is spent: never accept it undebited
+            return _storage_failed(exc)
         self._bets[key] = accepted
         self._asked[key] = (spot, amount)
         self._round_bets.setdefault(player_id, []).append(accepted)
-        self._emit(events)
+        await self._emit(events)
         return self._bet_reply(accepted, retried=False)
 
     def _bet_reply(self, wager: Wager, *, retried: bool) -> Reply:
@@ -324,37 +363,43 @@ class TableRuntime:
             }
         )
 
-    def _cmd_cancel(self, player_id: str, round_id: str, bet_id: str) -> Reply:
+    async def _cmd_cancel(self, player_id: str, round_id: str, bet_id: str) -> Reply:
         engine = self._current(round_id)
         wager = self._bets.get((player_id, bet_id))
         events = engine.cancel(player_id, bet_id)  # raises if unknown or too late
         assert wager is not None
-        post_cancel(self.ledger, round_id, wager)
-        self.journal.append(round_id, "cancel", {"player": player_id, "bet_id": bet_id})
+        await apost_cancel(self.ledger, round_id, wager)
+        await self.journal.aappend(round_id, "cancel", {"player": player_id, "bet_id": bet_id})
         del self._bets[(player_id, bet_id)]
         self._spent_ids.add((player_id, bet_id))
         self._round_bets[player_id].remove(wager)
-        self._emit(events)
+        await self._emit(events)
         balance = self.ledger.balance(player_account(player_id))
         return Reply(data={"bet_id": bet_id, "balance": balance})
 
-    def _cmd_repeat(self, player_id: str, round_id: str, prefix: str) -> Reply:
+    async def _cmd_repeat(self, player_id: str, round_id: str, prefix: str) -> Reply:
         self._current(round_id)
         previous = self._previous_bets.get(player_id, [])
         if not previous:
             raise IllegalAction("nothing_to_repeat", "no bets in your previous round", None)
         placed = []
         for n, wager in enumerate(previous, 1):
-            reply = self._cmd_place(player_id, round_id, f"{prefix}-{n}", wager.spot, wager.amount)
+            reply = await self._cmd_place(
+                player_id, round_id, f"{prefix}-{n}", wager.spot, wager.amount
+            )
+            if reply.error is not None:
+                return reply
             placed.append(reply.data)
         return Reply(data={"bets": placed})
 
-    def _cmd_decide(self, player_id: str, round_id: str, spot: str, decision: str) -> Reply:
+    async def _cmd_decide(self, player_id: str, round_id: str, spot: str, decision: str) -> Reply:
         engine = cast(DecidingEngine, self._current(round_id))
         if (player_id, spot) not in self.decisions:
             raise IllegalAction(NO_DECISION_PENDING, "the table is not waiting for you", spot)
         stake = engine.stake_of(player_id, spot, decision)  # raises if not an option
-        balance = self.ledger.balance(player_account(player_id))
+        # What the balance will be once the debits on their way to disk (this player's bets
+        # at other tables) are durable: the debit below must not be refused.
+        balance = self.ledger.available(player_account(player_id))
         if stake > balance:
             raise IllegalAction(
                 INSUFFICIENT_FUNDS, f"the balance {balance} does not cover {stake}", stake
@@ -363,14 +408,14 @@ class TableRuntime:
         added = False
         for event in events:  # wagers the decision adds (a War Wager, a Double Down ...)
             if isinstance(event, BetAccepted):
-                post_bet(self.ledger, round_id, event.wager)
+                await apost_bet(self.ledger, round_id, event.wager)
                 added = True
-        self.journal.append(
+        await self.journal.aappend(
             round_id, "decision", {"player": player_id, "spot": spot, "decision": decision}
         )
         # Answered: a further decision on the same hand (another hit) is a new request.
         del self.decisions[(player_id, spot)]
-        self._emit(events)
+        await self._emit(events)
         if added:
             self._balance_changed(player_id, "decision")
         self._decided.set()
@@ -388,7 +433,19 @@ class TableRuntime:
                 await self._play_round()
             except RngError:
                 log.exception("table %s: the random number generator failed; table closed", self.id)
-                self._void_current("random number generator failure")
+                self.available = False
+                await self._void_current("random number generator failure")
+                break
+            except (StorageError, LedgerError):
+                # As a crash would: the round stays open in the journal, and the next start's
+                # recovery completes or voids it and returns every wager it still holds.
+                log.critical(
+                    "table %s: the ledger or journal could not be written; table closed, "
+                    "round %s left for recovery at the next start",
+                    self.id,
+                    self.round_id,
+                    exc_info=True,
+                )
                 self.available = False
                 break
             await self._serve_until(self.clock.now() + self.settings.pause_seconds)
@@ -414,7 +471,8 @@ class TableRuntime:
                     await task
             if get in done:
                 command = get.result()
-                command.future.set_result(self._handle(command))
+                reply = await self._handle(command)
+                command.future.set_result(reply)
 
     def _refuse_queued(self) -> None:
         while not self._inbox.empty():
@@ -431,13 +489,14 @@ class TableRuntime:
         try:
             await self._run_round()
         finally:
-            self._save_meters()
+            if self.available:
+                await self._save_meters()
 
-    def _save_meters(self) -> None:
+    async def _save_meters(self) -> None:
         """Persist the progressive meters after every round, and show players the amounts."""
         state = self.game.meter_state()
         if state is not None:
-            self.journal.save_state(self.id, "meters", state)
+            await self.journal.asave_state(self.id, "meters", state)
             if self.round_id is not None:
                 self._emit_raw(self.round_id, "meters", self.game.meter_amounts(), None)
 
@@ -445,7 +504,7 @@ class TableRuntime:
         round_id = self._next_round_id()
         shoe = self.game.start_round()
         engine = self.game.new_round(round_id)
-        self.journal.open_round(
+        await self.journal.aopen_round(
             self.id,
             round_id,
             {"game": self.game.game, "variant": self.game.variant, "shoe": shoe},
@@ -460,24 +519,24 @@ class TableRuntime:
                 {k: v for k, v in shoe.items() if k != "burned"} | {"burned": len(shoe["burned"])},
                 None,
             )
-        self._emit(engine.open())
+        await self._emit(engine.open())
         self.closes_at = self.clock.now() + self.settings.betting_seconds
         await self._serve_until(self.closes_at)
         if self._stop.is_set():
-            self._void_current("the table was stopped")
+            await self._void_current("the table was stopped")
             return
-        self.journal.append(round_id, "closed", {})
-        self._emit(engine.close_betting())
+        await self.journal.aappend(round_id, "closed", {})
+        await self._emit(engine.close_betting())
         try:
             await self._deal(round_id, engine)
         except GameError as exc:
             log.error("table %s round %s: %s; round voided", self.id, round_id, exc)
-            self._void_current(f"irregularity: {exc}")
+            await self._void_current(f"irregularity: {exc}")
             return
         finally:
             self.decisions = {}
         if engine.phase is Phase.SETTLED:
-            self.journal.finish_round(
+            await self.journal.afinish_round(
                 round_id,
                 RoundStatus.SETTLED,
                 {"result": self.last_results[-1] if self.last_results else ""},
@@ -491,7 +550,7 @@ class TableRuntime:
                 draw = self.game.deal_card()
                 if not request.face_up and request.target == "dealer":
                     self._hole = draw.card
-                self.journal.append(
+                await self.journal.aappend(
                     round_id,
                     "card",
                     {
@@ -502,17 +561,17 @@ class TableRuntime:
                         "value": draw.value,
                     },
                 )
-                self._emit(engine.provide_card(draw.card))
+                await self._emit(engine.provide_card(draw.card))
             elif isinstance(request, SpinRequest):
                 value, record = self.game.spin()
-                self.journal.append(round_id, "spin", record)
-                self._emit(cast(WheelEngine, engine).provide_spin(value))
+                await self.journal.aappend(round_id, "spin", record)
+                await self._emit(cast(WheelEngine, engine).provide_spin(value))
             elif isinstance(request, HoleRangeRequest):
                 if self._hole is None:
                     raise InvariantViolation("the hole-card reader was asked before a hole card")
                 value, record = cast(Any, self.game).read_hole(self._hole)
-                self.journal.append(round_id, "hole_range", record)
-                self._emit(cast(Any, engine).provide_hole_range(value))
+                await self.journal.aappend(round_id, "hole_range", record)
+                await self._emit(cast(Any, engine).provide_hole_range(value))
             elif isinstance(request, DecisionRequest):
                 await self._await_decisions(round_id, cast(DecidingEngine, engine))
             else:
@@ -555,23 +614,27 @@ class TableRuntime:
             for player in late:
                 if engine.phase is not Phase.DECIDING:
                     break
-                self.journal.append(round_id, "timeout", {"player": player})
-                self._emit(engine.time_out(player))
+                await self.journal.aappend(round_id, "timeout", {"player": player})
+                await self._emit(engine.time_out(player))
 
-    def _void_current(self, reason: str) -> None:
+    async def _void_current(self, reason: str) -> None:
         engine, round_id = self.engine, self.round_id
         if engine is None or round_id is None or engine.phase in (Phase.SETTLED, Phase.VOIDED):
             return
-        self._emit(engine.void(reason))
-        self.journal.finish_round(round_id, RoundStatus.VOIDED, {"reason": reason})
+        await self._emit(engine.void(reason))
+        await self.journal.afinish_round(round_id, RoundStatus.VOIDED, {"reason": reason})
 
     # --- events out --------------------------------------------------------------------------
 
-    def _emit(self, events: Iterable[object]) -> None:
+    async def _emit(self, events: Iterable[object]) -> None:
+        """Post the money the events move — every settlement and award of the step at once,
+        so they share a group commit — and once it is durable, send the events."""
         round_id = self.round_id or ""
+        events = list(events)
+        posts: list[Awaitable[object]] = []
         for event in events:
             if isinstance(event, WagerSettled):
-                post_settlement(self.ledger, round_id, event.settlement)
+                posts.append(apost_settlement(self.ledger, round_id, event.settlement))
             award = (
                 getattr(event, "amount", None)
                 if event_name(event) == "progressive_awarded"
@@ -579,19 +642,24 @@ class TableRuntime:
             )
             if isinstance(award, int) and award > 0:
                 e: Any = event
-                self.ledger.post(
-                    f"award:{round_id}:{e.player_id}:{e.bet_id}:{e.meter}",
-                    [
-                        Transfer(
-                            HOUSE,
-                            player_account(e.player_id),
-                            award,
-                            "progressive",
-                            round_id,
-                            e.bet_id,
-                        )
-                    ],
+                posts.append(
+                    self.ledger.apost(
+                        f"award:{round_id}:{e.player_id}:{e.bet_id}:{e.meter}",
+                        [
+                            Transfer(
+                                HOUSE,
+                                player_account(e.player_id),
+                                award,
+                                "progressive",
+                                round_id,
+                                e.bet_id,
+                            )
+                        ],
+                    )
                 )
+        if posts:
+            await asyncio.gather(*posts)
+        for event in events:
             if isinstance(event, CardDealt) and event.face_up:
                 self.cards.setdefault(event.target, []).append(event.card.code)
             if isinstance(event, RoundSettled):

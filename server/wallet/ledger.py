@@ -89,7 +89,11 @@ class PostResult:
 
 
 class Ledger(Protocol):
-    """What the table runtime needs from a ledger."""
+    """What the table runtime needs from a ledger.
+
+    Writes are durable when they return. ``apost`` is ``post`` for the event loop: it
+    resolves once the batch is durable, without blocking the loop while it is written
+    (a commit failure raises ``server.storage.StorageError``: nothing was applied)."""
 
     def open_account(self, account: str, *, may_go_negative: bool = False) -> None:
         """Create ``account`` with a zero balance if it does not exist."""
@@ -100,6 +104,14 @@ class Ledger(Protocol):
         """Apply every transfer or none. Posting the same ``key`` again with the same
         transfers does nothing and says so; with different transfers it raises
         ``IdempotencyConflict``."""
+
+    async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
+        """``post``, awaited: the batch is applied in the order it was posted."""
+        ...
+
+    def available(self, account: str) -> int:
+        """``balance`` less the debits posted with ``apost`` that are not yet durable."""
+        ...
 
     def history(self, account: str) -> list[tuple[str, Transfer]]:
         """(batch key, transfer) for every transfer touching ``account``, oldest first."""

@@ -1,18 +1,23 @@
 """The embedded ledger: SQLite in WAL mode with durable (``synchronous=FULL``) commits.
 
 One database file holds the accounts (cached balances), the batches (idempotency keys) and
-the append-only transfers. A batch is applied inside one ``BEGIN IMMEDIATE`` transaction:
-after a crash either all of its transfers and balance changes are there or none is, so the
-cached balances always reconcile with the transfers.
+the append-only transfers. A batch is applied inside one transaction (a savepoint of its
+writer's group commit, ``server.storage``): after a crash either all of its transfers and
+balance changes are there or none is, so the cached balances always reconcile with the
+transfers. Batches are checked and applied one after another by the writer thread, in the
+order they were posted, so two quick bets can never overdraw an account.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import threading
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
-from server.storage import open_durable_sqlite
+from server.storage import DurableWriter, open_durable_sqlite
 from server.wallet.ledger import (
     MAX_AMOUNT,
     IdempotencyConflict,
@@ -51,30 +56,96 @@ CREATE INDEX IF NOT EXISTS transfers_round ON transfers(round_id);
 """
 
 
-def _row(transfer: Transfer) -> tuple[str, str, int, str, str | None, str | None]:
+_Row = tuple[str, str, int, str, str | None, str | None]
+
+
+def _row(transfer: Transfer) -> _Row:
     t = transfer
     return (t.source, t.destination, t.amount, t.kind, t.round_id, t.bet_id)
 
 
+def _apply(key: str, wanted: list[_Row], db: sqlite3.Connection) -> PostResult:
+    """Post one batch inside the writer's transaction (see ``Ledger.post``)."""
+    existing = db.execute("SELECT seq FROM batches WHERE key = ?", (key,)).fetchone()
+    if existing is not None:
+        stored = db.execute(
+            "SELECT source, destination, amount, kind, round_id, bet_id FROM transfers "
+            "WHERE batch_seq = ? ORDER BY idx",
+            (existing[0],),
+        ).fetchall()
+        if [tuple(r) for r in stored] != wanted:
+            raise IdempotencyConflict(f"batch {key!r} was posted with other transfers")
+        return PostResult(key, False, int(existing[0]))
+    # Net change per account, checked against the accounts' rules before anything is written.
+    delta: dict[str, int] = {}
+    for source, destination, amount, *_ in wanted:
+        delta[source] = delta.get(source, 0) - amount
+        delta[destination] = delta.get(destination, 0) + amount
+    for account, change in delta.items():
+        row = db.execute(
+            "SELECT balance, may_go_negative FROM accounts WHERE name = ?", (account,)
+        ).fetchone()
+        if row is None:
+            raise LedgerError(f"no account {account!r}")
+        balance, may_go_negative = int(row[0]), bool(row[1])
+        new = balance + change
+        if new < 0 and not may_go_negative:
+            raise InsufficientFunds(account, balance, -change)
+        if abs(new) > MAX_AMOUNT:
+            raise LedgerError(f"{account} would hold {new}, beyond {MAX_AMOUNT}")
+    seq = db.execute("INSERT INTO batches(key) VALUES (?)", (key,)).lastrowid
+    assert seq is not None
+    db.executemany(
+        "INSERT INTO transfers(batch_seq, idx, source, destination, amount, kind, round_id, "
+        "bet_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(seq, i, *row) for i, row in enumerate(wanted)],
+    )
+    db.executemany(
+        "UPDATE accounts SET balance = balance + ? WHERE name = ?",
+        [(change, account) for account, change in delta.items() if change],
+    )
+    return PostResult(key, True, seq)
+
+
 class SqliteLedger:
-    """A ``Ledger`` in one SQLite file (or ``":memory:"`` for tests)."""
+    """A ``Ledger`` in one SQLite file (or ``":memory:"`` for tests).
+
+    Reads use a connection of their own (serialised by a lock, whichever thread calls);
+    every write goes to the ledger's ``DurableWriter`` thread. ``post`` waits for it;
+    ``apost`` awaits it without blocking the event loop."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        # One connection, serialised by the lock, whichever thread a caller runs on.
-        self._db = open_durable_sqlite(path, _SCHEMA)
         self._lock = threading.Lock()
+        self._db = open_durable_sqlite(path, _SCHEMA)
+        if self.path == ":memory:":  # one private database: readers share the writer's
+            self._writer = DurableWriter(self._db, "ledger", lock=self._lock)
+        else:
+            self._writer = DurableWriter(open_durable_sqlite(path, ""), "ledger", owns_db=True)
+        # Debits posted with ``apost`` and not yet committed (or refused), per account.
+        self._pending_debits: dict[str, int] = defaultdict(int)
+        self._pending_lock = threading.Lock()
 
     def close(self) -> None:
+        """Commit every write still queued, then close the files."""
+        self._writer.close()
         with self._lock:
             self._db.close()
 
     def open_account(self, account: str, *, may_go_negative: bool = False) -> None:
-        with self._lock:
-            self._db.execute(
+        if self._exists(account):
+            return  # the common case (a player logging in again) writes nothing
+        self._writer.call(
+            lambda db: db.execute(
                 "INSERT OR IGNORE INTO accounts(name, may_go_negative) VALUES (?, ?)",
                 (account, int(may_go_negative)),
             )
+        )
+
+    def _exists(self, account: str) -> bool:
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM accounts WHERE name = ?", (account,)).fetchone()
+        return row is not None
 
     def balance(self, account: str) -> int:
         with self._lock:
@@ -85,66 +156,44 @@ class SqliteLedger:
             raise LedgerError(f"no account {account!r}")
         return int(row[0])
 
+    def available(self, account: str) -> int:
+        """The balance less every debit posted with ``apost`` and not yet durable: what a
+        further debit may take without being refused."""
+        with self._pending_lock:  # read first: a debit committing meanwhile counts twice
+            pending = self._pending_debits.get(account, 0)
+        return self.balance(account) - pending
+
     def post(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
+        return self._writer.call(self._batch(key, transfers))
+
+    async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
+        apply = self._batch(key, transfers)
+        debits: dict[str, int] = defaultdict(int)
+        for t in transfers:
+            debits[t.source] += t.amount
+        with self._pending_lock:
+            for account, amount in debits.items():
+                self._pending_debits[account] += amount
+        try:
+            return await self._writer.run(apply)
+        finally:
+            with self._pending_lock:
+                for account, amount in debits.items():
+                    left = self._pending_debits[account] - amount
+                    if left:
+                        self._pending_debits[account] = left
+                    else:
+                        del self._pending_debits[account]
+
+    @staticmethod
+    def _batch(
+        key: str, transfers: Sequence[Transfer]
+    ) -> Callable[[sqlite3.Connection], PostResult]:
         if not key:
             raise ValueError("a batch needs an idempotency key")
         if not transfers:
             raise ValueError("an empty batch")
-        wanted = [_row(t) for t in transfers]
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                result = self._post_locked(key, wanted)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-            return result
-
-    def _post_locked(
-        self, key: str, wanted: list[tuple[str, str, int, str, str | None, str | None]]
-    ) -> PostResult:
-        db = self._db
-        existing = db.execute("SELECT seq FROM batches WHERE key = ?", (key,)).fetchone()
-        if existing is not None:
-            stored = db.execute(
-                "SELECT source, destination, amount, kind, round_id, bet_id FROM transfers "
-                "WHERE batch_seq = ? ORDER BY idx",
-                (existing[0],),
-            ).fetchall()
-            if [tuple(r) for r in stored] != wanted:
-                raise IdempotencyConflict(f"batch {key!r} was posted with other transfers")
-            return PostResult(key, False, int(existing[0]))
-        # Net change per account, checked against the accounts' rules before anything is written.
-        delta: dict[str, int] = {}
-        for source, destination, amount, *_ in wanted:
-            delta[source] = delta.get(source, 0) - amount
-            delta[destination] = delta.get(destination, 0) + amount
-        for account, change in delta.items():
-            row = db.execute(
-                "SELECT balance, may_go_negative FROM accounts WHERE name = ?", (account,)
-            ).fetchone()
-            if row is None:
-                raise LedgerError(f"no account {account!r}")
-            balance, may_go_negative = int(row[0]), bool(row[1])
-            new = balance + change
-            if new < 0 and not may_go_negative:
-                raise InsufficientFunds(account, balance, -change)
-            if abs(new) > MAX_AMOUNT:
-                raise LedgerError(f"{account} would hold {new}, beyond {MAX_AMOUNT}")
-        seq = db.execute("INSERT INTO batches(key) VALUES (?)", (key,)).lastrowid
-        assert seq is not None
-        db.executemany(
-            "INSERT INTO transfers(batch_seq, idx, source, destination, amount, kind, round_id, "
-            "bet_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(seq, i, *row) for i, row in enumerate(wanted)],
-        )
-        db.executemany(
-            "UPDATE accounts SET balance = balance + ? WHERE name = ?",
-            [(change, account) for account, change in delta.items() if change],
-        )
-        return PostResult(key, True, seq)
+        return partial(_apply, key, [_row(t) for t in transfers])
 
     def _select(self, where: str, arg: str) -> list[tuple[str, Transfer]]:
         with self._lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rng import seeded_source
@@ -34,12 +35,17 @@ class RecordingViewer:
 
 
 class Harness:
-    def __init__(self, game: str = "roulette", seed: int = 1, **options: Any) -> None:
+    """With ``data_dir`` the ledger and journal are files there (another connection may open
+    them, as an operator's tool would); otherwise private in-memory databases."""
+
+    def __init__(
+        self, game: str = "roulette", seed: int = 1, data_dir: Path | None = None, **options: Any
+    ) -> None:
         self.clock = ManualClock()
-        self.ledger = SqliteLedger(":memory:")
+        self.ledger = SqliteLedger(data_dir / "ledger.sqlite" if data_dir else ":memory:")
         for account, negative in ((PLAY_MONEY_ISSUER, True), (HOUSE, True), (OPEN_WAGERS, False)):
             self.ledger.open_account(account, may_go_negative=negative)
-        self.journal = SqliteJournal(":memory:")
+        self.journal = SqliteJournal(data_dir / "journal.sqlite" if data_dir else ":memory:")
         self.settings = TableSettings(
             id="t1",
             name="Test table",

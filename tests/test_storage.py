@@ -1,0 +1,173 @@
+"""The durable writer: group commit, order, durability, errors, and a clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from server.storage import DurableWriter, StorageError, open_durable_sqlite
+from server.wallet import OPEN_WAGERS, PLAY_MONEY_ISSUER, SqliteLedger, Transfer
+from server.wallet.ledger import InsufficientFunds, player_account
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS parent (id INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS items (
+    n INTEGER PRIMARY KEY AUTOINCREMENT,
+    value TEXT NOT NULL,
+    parent INTEGER REFERENCES parent(id)
+);
+"""
+
+
+def _writer(path: Path) -> DurableWriter:
+    open_durable_sqlite(path, SCHEMA).close()
+    return DurableWriter(open_durable_sqlite(path, ""), "test store", owns_db=True)
+
+
+def _insert(value: str) -> object:
+    def apply(db: sqlite3.Connection) -> int:
+        row = db.execute("INSERT INTO items(value) VALUES (?)", (value,)).lastrowid
+        assert row is not None
+        return row
+
+    return apply
+
+
+def _values(path: Path) -> list[str]:
+    """What another connection — another process — finds in the file."""
+    with sqlite3.connect(path) as db:
+        return [v for (v,) in db.execute("SELECT value FROM items ORDER BY n")]
+
+
+def _blocker(started: threading.Event, release: threading.Event) -> object:
+    def apply(db: sqlite3.Connection) -> None:
+        started.set()
+        assert release.wait(10)
+
+    return apply
+
+
+def test_writes_queued_while_a_commit_is_under_way_share_the_next_commit(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    writer = _writer(path)
+    started, release = threading.Event(), threading.Event()
+    first = writer.submit(_blocker(started, release))  # type: ignore[arg-type]
+    assert started.wait(10)  # the writer is inside its first group
+    futures = [writer.submit(_insert(f"v{n}")) for n in range(50)]  # type: ignore[arg-type]
+    release.set()
+    first.result(10)
+    rows = [f.result(10) for f in futures]
+    assert writer.groups == 2 and writer.writes == 51  # 50 writes, one transaction, one fsync
+    assert rows == sorted(rows)  # applied in the order they were submitted
+    assert _values(path) == [f"v{n}" for n in range(50)]
+    writer.close()
+
+
+def test_an_awaited_write_is_in_the_file_when_it_resolves(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    writer = _writer(path)
+
+    async def scenario() -> None:
+        for n in range(5):
+            await writer.run(_insert(f"v{n}"))  # type: ignore[arg-type]
+            assert _values(path)[-1] == f"v{n}"  # committed: another connection sees it
+
+    asyncio.run(scenario())
+    writer.close()
+
+
+def test_a_write_that_raises_is_undone_alone_and_its_error_reaches_the_caller(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store.sqlite"
+    writer = _writer(path)
+    started, release = threading.Event(), threading.Event()
+    writer.submit(_blocker(started, release))  # type: ignore[arg-type]
+    assert started.wait(10)
+
+    def refused(db: sqlite3.Connection) -> None:
+        db.execute("INSERT INTO items(value) VALUES ('half-done')")
+        raise ValueError("the caller's own refusal")
+
+    before = writer.submit(_insert("before"))  # type: ignore[arg-type]
+    bad = writer.submit(refused)
+    after = writer.submit(_insert("after"))  # type: ignore[arg-type]
+    release.set()
+    with pytest.raises(ValueError, match="own refusal"):
+        bad.result(10)
+    before.result(10), after.result(10)
+    assert _values(path) == ["before", "after"]
+    writer.close()
+
+
+def test_a_failed_commit_fails_every_write_of_its_group_and_applies_none(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    writer = _writer(path)
+    started, release = threading.Event(), threading.Event()
+    writer.submit(_blocker(started, release))  # type: ignore[arg-type]
+    assert started.wait(10)
+
+    def breaks_the_commit(db: sqlite3.Connection) -> None:
+        # A deferred foreign key is checked by COMMIT itself: the commit fails.
+        db.execute("PRAGMA defer_foreign_keys=ON")
+        db.execute("INSERT INTO items(value, parent) VALUES ('orphan', 42)")
+
+    group = [
+        writer.submit(_insert("a")),  # type: ignore[arg-type]
+        writer.submit(breaks_the_commit),
+        writer.submit(_insert("b")),  # type: ignore[arg-type]
+    ]
+    release.set()
+    for future in group:
+        with pytest.raises(StorageError, match="test store could not be written"):
+            future.result(10)
+    assert _values(path) == []
+    assert writer.call(_insert("later")) is not None  # type: ignore[arg-type]
+    assert _values(path) == ["later"]  # the writer carries on
+    writer.close()
+
+
+def test_close_commits_everything_queued_then_refuses_writes(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    writer = _writer(path)
+    futures = [writer.submit(_insert(f"v{n}")) for n in range(200)]  # type: ignore[arg-type]
+    writer.close()
+    assert all(f.done() and f.exception() is None for f in futures)
+    assert _values(path) == [f"v{n}" for n in range(200)]
+    with pytest.raises(StorageError, match="closed"):
+        writer.call(_insert("too late"))  # type: ignore[arg-type]
+    writer.close()  # idempotent
+
+
+def test_two_quick_bets_never_overdraw_and_pending_debits_count(tmp_path: Path) -> None:
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite")
+    ledger.open_account(PLAY_MONEY_ISSUER, may_go_negative=True)
+    ledger.open_account(OPEN_WAGERS)
+    alice = player_account("alice")
+    ledger.open_account(alice)
+    ledger.post("grant", [Transfer(PLAY_MONEY_ISSUER, alice, 150, "grant")])
+
+    async def scenario() -> None:
+        bets = [
+            asyncio.ensure_future(
+                ledger.apost(f"bet:{n}", [Transfer(alice, OPEN_WAGERS, 100, "wager")])
+            )
+            for n in range(2)
+        ]
+        await asyncio.sleep(0)  # both are on their way to the writer
+        assert ledger.available(alice) <= 150 - 200
+        results = await asyncio.gather(*bets, return_exceptions=True)
+        assert results[0].applied  # type: ignore[union-attr]
+        assert isinstance(results[1], InsufficientFunds)
+        assert ledger.available(alice) == ledger.balance(alice) == 50
+
+    asyncio.run(scenario())
+    assert ledger.reconcile() == {} and ledger.total() == 0
+    ledger.close()
+    reopened = SqliteLedger(tmp_path / "ledger.sqlite")
+    assert reopened.balance(alice) == 50
+    reopened.close()
