@@ -28,7 +28,6 @@ from typing import Any
 
 from loadtests.report import machine_line, write_section
 from loadtests.wsload import (
-    CLIENT_CPU,
     Child,
     loadavg,
     percentile,
@@ -108,13 +107,17 @@ def run(
     interval: float,
     data_dirs: list[str],
     path: str = "asis",
+    realtime: bool = True,
 ) -> dict[str, Any]:
     configs = []
+    scheduling = "normal"
     for where in data_dirs:
         probe = commit_probe(where)
-        rows = _run_one(viewers, n_tables, rates, seconds, bettors, interval, where, path)
+        rows, scheduling = _run_one(
+            viewers, n_tables, rates, seconds, bettors, interval, where, path, realtime
+        )
         configs.append({"where": where, "commit": probe, "rows": rows})
-    return {"configs": configs, "loadavg": loadavg(), "path": path}
+    return {"configs": configs, "loadavg": loadavg(), "path": path, "scheduling": scheduling}
 
 
 def _run_one(
@@ -126,7 +129,8 @@ def _run_one(
     interval: float,
     data_dir: str,
     path: str,
-) -> list[dict[str, Any]]:
+    realtime: bool,
+) -> tuple[list[dict[str, Any]], str]:
     tables = [f"t{i}" for i in range(n_tables)]
     with tempfile.TemporaryDirectory(dir=data_dir) as tmp:
         config = Path(tmp) / "betack.toml"
@@ -135,7 +139,7 @@ def _run_one(
             port = server.hello["port"]
             with (
                 swarm_child(port) as swarm,
-                Child(["swarm", "--port", str(port)], CLIENT_CPU) as betting,
+                swarm_child(port, realtime=realtime) as betting,
             ):
                 opened = swarm.call("open", viewers=viewers, tables=tables, expect=2)
                 assert opened["open"] == viewers, opened
@@ -145,7 +149,8 @@ def _run_one(
                     _phase(server, swarm, betting, r, seconds, bet_tables, interval, path)
                     for r in [0.0, *rates]
                 ]
-    return rows
+                scheduling = str(betting.hello.get("scheduling", "normal"))
+    return rows, scheduling
 
 
 def render(
@@ -166,6 +171,7 @@ def render(
         f"--tables {n_tables} --rates {rate_arg} --seconds {seconds:g} --bettors {bettors} "
         f"--interval {interval:g} --data-dirs {dirs}"
         + ("" if result.get("path", "asis") == "asis" else f" --path {result['path']}")
+        + ("" if result.get("scheduling", "normal") != "normal" else " --client-scheduling normal")
         + f"` ({machine_line()}; load average at the "
         f"end {result['loadavg']}).",
         f"{viewers:,} spectators over {n_tables} roulette tables (15 s betting, 4 s pause, "
@@ -175,7 +181,10 @@ def render(
         "events through `TableRuntime._emit_raw` (or, with `--path`, a prototype delivery "
         "path from bench_fanout); *delivered* is what the viewers' clients "
         "counted (a server more than 50 ms behind sheds the excess rather than queueing it). "
-        "Server pinned to CPU 0, clients to CPU 1. The ledger and journal (SQLite, WAL, "
+        "Server pinned to CPU 0, clients to CPU 1; the bettors' process, the measuring "
+        f"instrument, is scheduled {result.get('scheduling', 'normal')} on CPU 1 (`--client-"
+        "scheduling`) so that its own wake-up behind the saturated viewers' swarm is not "
+        "timed as server latency (the server is untouched). The ledger and journal (SQLite, WAL, "
         "`synchronous=FULL`) live under the data directory; the time of one durable commit "
         "there is probed first: every bet waits for two such commits (its ledger debit, then "
         "its journal record), each made by the store's writer thread off the event loop "
@@ -242,6 +251,13 @@ def main() -> int:
         help="delivery path of the paced events: the shipped one, or a prototype "
         "(see bench_fanout)",
     )
+    parser.add_argument(
+        "--client-scheduling",
+        default="realtime",
+        choices=["realtime", "normal"],
+        help="the bettors' client: ahead of the viewers on the clients' CPU (SCHED_FIFO, "
+        "else nice -10, where permitted) or as any other process",
+    )
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     rates = [float(r) for r in args.rates.split(",") if r]
@@ -254,6 +270,7 @@ def main() -> int:
         args.interval,
         [d for d in args.data_dirs.split(",") if d],
         args.path,
+        args.client_scheduling == "realtime",
     )
     text = render(
         result, args.viewers, args.tables, rates, args.seconds, args.bettors, args.interval
