@@ -175,7 +175,8 @@ def render(
         + f"` ({machine_line()}; load average at the "
         f"end {result['loadavg']}).",
         f"{viewers:,} spectators over {n_tables} roulette tables (15 s betting, 4 s pause, "
-        f"real rounds, all started together); {bettors} seated bettors, one bet every "
+        "real rounds, their starts spread over one round as `croupier serve` spreads them); "
+        f"{bettors} seated bettors, one bet every "
         f"{interval * 1e3:.0f} ms while betting is open, {seconds:g} s per phase; round trip "
         "`place_bet` → `bet_accepted` timed by the client. The server adds paced public "
         "events through `TableRuntime._emit_raw` (or, with `--path`, a prototype delivery "
