@@ -6,8 +6,9 @@ betting windows) has ``--tables`` tables with ``--viewers`` spectators spread ov
 so the viewers receive ``--rates`` frames a second in total, one phase per rate (through the
 shipped ``TableRuntime._emit_raw``), on top of the rounds' own events. ``--bettors`` seated players
 (a third process, CPU 1) each place a bet every ``--interval`` seconds while betting is open
-and time ``place_bet`` → ``bet_accepted``. Every bet is journaled and posted to the ledger
-(SQLite, ``synchronous=FULL``) before it is acknowledged, as in production.
+and time ``place_bet`` → ``bet_accepted``. Every bet is posted to the ledger (SQLite,
+``synchronous=FULL``) before it is acknowledged, and journaled before betting closes, as in
+production.
 
 Baseline, in the same run: the same bettors with no broadcast load. Frames/s achieved are
 counted by the viewers' clients, not assumed.
@@ -187,9 +188,10 @@ def render(
         "scheduling`) so that its own wake-up behind the saturated viewers' swarm is not "
         "timed as server latency (the server is untouched). The ledger and journal (SQLite, WAL, "
         "`synchronous=FULL`) live under the data directory; the time of one durable commit "
-        "there is probed first: every bet waits for two such commits (its ledger debit, then "
-        "its journal record), each made by the store's writer thread off the event loop "
-        "and shared with whatever else is queued (group commit), before its ack. "
+        "there is probed first: every bet waits for one such commit (its ledger debit; its "
+        "journal record is queued in order and durable before the round's next step), made "
+        "by the store's writer thread off the event loop and shared with whatever else is "
+        "queued (group commit), before its ack. "
         "Baseline: the same bettors with no broadcast, same server, same run. Loop "
         "stalls: a task in the server sleeping 1 ms at a time records how late it wakes.",
         "",

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-__all__ = ["DurableWriter", "StorageError", "open_durable_sqlite", "writes_awaited"]
+__all__ = ["DurableWriter", "StorageError", "open_durable_sqlite", "writes_in_flight"]
 
 log = logging.getLogger("croupier.storage")
 
@@ -45,14 +45,21 @@ CHECKPOINT_EVERY: Final = 256
 CHECKPOINT_AT_THE_LATEST: Final = 4096
 
 
-_awaited = 0  # coroutines awaiting a durable write now (see ``writes_awaited``)
+_in_flight = 0  # writes submitted and not yet resolved (see ``writes_in_flight``)
+_in_flight_lock = threading.Lock()
 
 
-def writes_awaited() -> int:
-    """How many coroutines are awaiting a durable write at this moment. Each one resumes in
-    the event loop once its write is on disk: ``ManualClock.advance`` waits for them, so a
-    test's table has taken its step — journal writes included — when time has moved."""
-    return _awaited
+def _count_in_flight(change: int) -> None:
+    global _in_flight
+    with _in_flight_lock:
+        _in_flight += change
+
+
+def writes_in_flight() -> int:
+    """How many writes are queued or being made at this moment, by every writer.
+    ``ManualClock.advance`` waits for them, so a test's table has taken its step — journal
+    writes included — when time has moved."""
+    return _in_flight
 
 
 class StorageError(Exception):
@@ -118,6 +125,8 @@ class DurableWriter:
             if self._closed:
                 future.set_exception(StorageError(f"the {self.name} writer is closed"))
                 return future
+            _count_in_flight(+1)
+            future.add_done_callback(lambda _: _count_in_flight(-1))
             self._queue.put(_Write(apply, future))
         return future
 
@@ -127,12 +136,12 @@ class DurableWriter:
 
     async def run(self, apply: Callable[[sqlite3.Connection], T]) -> T:
         """``submit`` and await, without blocking the event loop."""
-        global _awaited
-        _awaited += 1
-        try:
-            return await asyncio.wrap_future(self.submit(apply))
-        finally:
-            _awaited -= 1
+        return await asyncio.wrap_future(self.submit(apply))
+
+    def queued(self, apply: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """``submit`` now (so the write keeps its place in the order) and return an asyncio
+        future to await later, in the running loop."""
+        return asyncio.wrap_future(self.submit(apply))
 
     def close(self) -> None:
         """Write and commit everything queued, then stop the thread. Idempotent."""

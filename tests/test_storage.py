@@ -171,3 +171,30 @@ def test_two_quick_bets_never_overdraw_and_pending_debits_count(tmp_path: Path) 
     reopened = SqliteLedger(tmp_path / "ledger.sqlite")
     assert reopened.balance(alice) == 50
     reopened.close()
+
+
+def test_a_queued_write_keeps_its_place_and_counts_as_in_flight_until_durable(
+    tmp_path: Path,
+) -> None:
+    """``queued`` submits at once (a bet's journal record, ahead of everything later in its
+    round) and is awaited later; ``writes_in_flight`` counts it until it resolves."""
+    from server.storage import writes_in_flight
+
+    path = tmp_path / "store.sqlite"
+    writer = _writer(path)
+
+    async def scenario() -> None:
+        started, release = threading.Event(), threading.Event()
+        blocked = writer.queued(_blocker(started, release))  # type: ignore[arg-type]
+        early = writer.queued(_insert("bet"))  # type: ignore[arg-type]
+        assert await asyncio.to_thread(started.wait, 10)
+        assert writes_in_flight() >= 2
+        late = asyncio.ensure_future(writer.run(_insert("closed")))  # type: ignore[arg-type]
+        release.set()
+        await blocked
+        assert await late > await early  # the record queued first is applied first
+        assert _values(path) == ["bet", "closed"]
+
+    asyncio.run(scenario())
+    assert writes_in_flight() == 0
+    writer.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -53,6 +54,12 @@ class Journal(Protocol):
     async def aappend(
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
     ) -> int: ...
+
+    def append_queued(
+        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
+    ) -> Awaitable[int]:
+        """Queue the record now, in order before every write asked for later, and return
+        what resolves once it is durable (``aappend`` without waiting at once)."""
 
     async def afinish_round(
         self, round_id: str, status: RoundStatus, payload: dict[str, Any]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Awaitable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,11 @@ class SqliteJournal:
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
     ) -> int:
         return await self._writer.run(partial(_append, round_id, kind, payload, player))
+
+    def append_queued(
+        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
+    ) -> Awaitable[int]:
+        return self._writer.queued(partial(_append, round_id, kind, payload, player))
 
     def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
         if status is RoundStatus.OPEN:

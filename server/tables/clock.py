@@ -11,7 +11,7 @@ import heapq
 import itertools
 from typing import Protocol
 
-from server.storage import writes_awaited
+from server.storage import writes_in_flight
 
 __all__ = ["Clock", "ManualClock", "SystemClock"]
 
@@ -65,7 +65,7 @@ class ManualClock:
         while True:
             for _ in range(100):
                 await asyncio.sleep(0)
-            if not writes_awaited():
+            if not writes_in_flight():
                 return
             await asyncio.sleep(0.0005)
 

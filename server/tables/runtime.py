@@ -9,11 +9,13 @@ their deadlines, settle every wager through the ledger, pause, and again.
 
 Every write to the ledger and the journal is awaited (``apost``, ``aappend`` ...): it is made
 by the store's writer thread with group commit, so the event loop — and every other table —
-goes on while it reaches the disk, and this table acknowledges a bet or reveals a card only
-once the write is durable. A write that fails (``StorageError``) refuses the command that
-needed it when nothing had changed yet (the bet is not placed, no money moved); when the
-table had already changed, the table closes as a crash would leave it, and the next start's
-recovery completes or voids its open round.
+goes on while it reaches the disk, and this table acknowledges a bet once its debit is
+durable and reveals a card only once it is journaled. A bet's journal record is queued before
+the ack and awaited before "no more bets" (``_bets_journaled``), so no outcome is recorded
+for a round that lacks one of its bets. A write that fails (``StorageError``) refuses the
+command that needed it when nothing had changed yet (the bet is not placed, no money moved);
+when the table had already changed, the table closes as a crash would leave it, and the next
+start's recovery completes or voids its open round.
 
 Every event gets the table's next sequence number and goes to each viewer that may see it
 (``views``); the last ``history`` events are kept so a reconnecting viewer can resume.
@@ -167,6 +169,7 @@ class TableRuntime:
         self._spent_ids: set[tuple[str, str]] = set()  # cancelled ids may not be reused
         self._previous_bets: dict[str, list[Wager]] = {}  # for "repeat", per player
         self._round_bets: dict[str, list[Wager]] = {}
+        self._bet_records: list[Awaitable[int]] = []  # journal records on their way to disk
         self._stop = asyncio.Event()
         self.fanout: Fanout = deliver_each
 
@@ -333,18 +336,20 @@ class TableRuntime:
         except StorageError as exc:  # nothing was debited
             engine.cancel(player_id, bet_id)
             return _storage_failed(exc)
-        try:
-            await self.journal.aappend(
+        # The bet's journal record is queued now, in order before anything later in the
+        # round, and made durable by the journal's writer while the ack goes out: the
+        # debit above is what makes the bet stand. No card is journaled, and so no outcome
+        # recorded, before every bet record is durable (``_bets_journaled``); if one cannot
+        # be written the table closes, and recovery voids the round, returning every
+        # debited wager from the ledger.
+        self._bet_records.append(
+            self.journal.append_queued(
                 round_id,
                 "bet",
                 {"player": player_id, "bet_id": bet_id, "spot": accepted.spot, "amount": amount},
                 player=player_id,
             )
-        except StorageError as exc:  # debited, not journaled: give the money back
-            engine.cancel(player_id, bet_id)
-            await apost_cancel(self.ledger, round_id, accepted)  # if this fails: run() closes
-            self._spent_ids.add(key)  # its ledger key is spent: never accept it undebited
-            return _storage_failed(exc)
+        )
         self._bets[key] = accepted
         self._asked[key] = (spot, amount)
         self._round_bets.setdefault(player_id, []).append(accepted)
@@ -511,6 +516,7 @@ class TableRuntime:
         )
         self.round_id, self.engine = round_id, engine
         self._bets, self._asked, self._spent_ids, self._round_bets = {}, {}, set(), {}
+        self._bet_records = []
         self.cards = {}
         if shoe is not None:
             self._emit_raw(
@@ -525,6 +531,7 @@ class TableRuntime:
         if self._stop.is_set():
             await self._void_current("the table was stopped")
             return
+        await self._bets_journaled()
         await self.journal.aappend(round_id, "closed", {})
         await self._emit(engine.close_betting())
         try:
@@ -621,10 +628,22 @@ class TableRuntime:
         engine, round_id = self.engine, self.round_id
         if engine is None or round_id is None or engine.phase in (Phase.SETTLED, Phase.VOIDED):
             return
+        await self._bets_journaled()
         await self._emit(engine.void(reason))
         await self.journal.afinish_round(round_id, RoundStatus.VOIDED, {"reason": reason})
 
     # --- events out --------------------------------------------------------------------------
+
+    async def _bets_journaled(self) -> None:
+        """Wait until every bet record of the round is durable; raise ``StorageError`` (the
+        table closes: ``run``) if one could not be written."""
+        records, self._bet_records = self._bet_records, []
+        failures = [
+            r for r in await asyncio.gather(*records, return_exceptions=True)
+            if isinstance(r, BaseException)
+        ]  # fmt: skip
+        if failures:
+            raise failures[0]
 
     async def _emit(self, events: Iterable[object]) -> None:
         """Post the money the events move — every settlement and award of the step at once,

@@ -66,34 +66,36 @@ def test_a_bet_whose_debit_cannot_be_written_is_refused_and_costs_nothing(
     run(scenario())
 
 
-def test_a_bet_debited_but_not_journaled_is_refunded_and_its_id_is_spent(
+def test_a_bet_whose_journal_record_cannot_be_written_voids_its_round_before_any_card(
     tmp_path: Path,
 ) -> None:
+    """The debit makes a bet stand, so it is acknowledged while its journal record is still
+    on its way to disk; no card is journaled (no outcome recorded) before every bet record is
+    durable. If one cannot be written the table closes at "no more bets" and recovery voids
+    the round: every debited wager comes back, none is lost or paid twice."""
+
     async def scenario() -> None:
         h = Harness("roulette", data_dir=tmp_path, wheel="single_zero")
         h.fund("alice")
         await h.start()
         r = h.table.round_id
+        assert r is not None
         _fail(tmp_path / "journal.sqlite", "no_bets", "records", "NEW.kind = 'bet'")
         reply = await h.table.submit(
             "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
         )
-        assert reply.error is not None and reply.error[0] == "storage_failed"
-        assert h.balance("alice") == 10_000 and h.ledger.balance(OPEN_WAGERS) == 0
-        _heal(tmp_path / "journal.sqlite", "no_bets")
-        again = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
-        )
-        assert again.error is not None and again.error[0] == "duplicate_bet_id"
-        ok = await h.table.submit("place", "alice", round_id=r, bet_id="b2", spot="red", amount=500)
-        assert ok.error is None and ok.data["balance"] == 9_500
-        await h.clock.advance(10)
-        assert h.journal.status(r) is RoundStatus.SETTLED
-        assert [rec.payload["bet_id"] for rec in h.journal.records(r) if rec.kind == "bet"] == [
-            "b2"
-        ]
-        assert h.ledger.balance(OPEN_WAGERS) == 0 and h.ledger.reconcile() == {}
+        assert reply.error is None and reply.data["balance"] == 9_500
+        await h.clock.advance(10)  # no more bets: the bet record failed, the table closes
+        assert not h.table.available and h.table.phase == "closed"
+        assert h.journal.status(r) is RoundStatus.OPEN
+        assert not [rec for rec in h.journal.records(r) if rec.kind in ("closed", "spin")]
+        assert h.balance("alice") == 9_500 and h.ledger.balance(OPEN_WAGERS) == 500
         await h.stop()
+        _heal(tmp_path / "journal.sqlite", "no_bets")
+        done = recover_open_rounds(h.journal, h.ledger, {"t1": h.table.game})
+        assert [(d.round_id, d.outcome, d.players) for d in done] == [(r, "voided", ("alice",))]
+        assert h.balance("alice") == 10_000 and h.ledger.balance(OPEN_WAGERS) == 0
+        assert h.ledger.total() == 0 and h.ledger.reconcile() == {}
         h.ledger.close()
         h.journal.close()
 
