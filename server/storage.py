@@ -56,9 +56,11 @@ def _count_in_flight(change: int) -> None:
 
 
 def writes_in_flight() -> int:
-    """How many writes are queued or being made at this moment, by every writer.
-    ``ManualClock.advance`` waits for them, so a test's table has taken its step — journal
-    writes included — when time has moved."""
+    """How many writes are queued, being made, or resolved but not yet taken up by the
+    coroutine awaiting them (``run``, ``queued``: counted until the event loop has seen the
+    result, so there is no instant between one write and the next step's write when a
+    table looks idle). ``ManualClock.advance`` waits for them, so a test's table has taken
+    its step — journal writes included — when time has moved."""
     return _in_flight
 
 
@@ -117,16 +119,21 @@ class DurableWriter:
 
     # --- the callers' side ---------------------------------------------------------------------
 
-    def submit(self, apply: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
+    def submit(
+        self, apply: Callable[[sqlite3.Connection], T], *, counted: bool = True
+    ) -> concurrent.futures.Future[T]:
         """Queue ``apply(connection)``; the future resolves once its group is durable, with
-        what ``apply`` returned or raised (``StorageError`` when the commit failed)."""
+        what ``apply`` returned or raised (``StorageError`` when the commit failed). With
+        ``counted`` the write is in ``writes_in_flight`` until it resolves (``run`` and
+        ``queued`` count it themselves, until the event loop has the result)."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         with self._close_lock:
             if self._closed:
                 future.set_exception(StorageError(f"the {self.name} writer is closed"))
                 return future
-            _count_in_flight(+1)
-            future.add_done_callback(lambda _: _count_in_flight(-1))
+            if counted:
+                _count_in_flight(+1)
+                future.add_done_callback(lambda _: _count_in_flight(-1))
             self._queue.put(_Write(apply, future))
         return future
 
@@ -136,12 +143,19 @@ class DurableWriter:
 
     async def run(self, apply: Callable[[sqlite3.Connection], T]) -> T:
         """``submit`` and await, without blocking the event loop."""
-        return await asyncio.wrap_future(self.submit(apply))
+        _count_in_flight(+1)
+        try:
+            return await asyncio.wrap_future(self.submit(apply, counted=False))
+        finally:
+            _count_in_flight(-1)
 
     def queued(self, apply: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
         """``submit`` now (so the write keeps its place in the order) and return an asyncio
         future to await later, in the running loop."""
-        return asyncio.wrap_future(self.submit(apply))
+        _count_in_flight(+1)
+        future = asyncio.wrap_future(self.submit(apply, counted=False))
+        future.add_done_callback(lambda _: _count_in_flight(-1))  # called in the loop
+        return future
 
     def close(self) -> None:
         """Write and commit everything queued, then stop the thread. Idempotent."""
