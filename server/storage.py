@@ -9,14 +9,15 @@ while the server runs.
 Every write to a file goes through its ``DurableWriter``: one thread that owns the file's
 only writing connection. Whatever is queued when it is free is written in **one**
 transaction and made durable by **one** commit (one fsync) — group commit — and each write's
-future resolves only after that commit returned. The event loop never waits for a disk: it
-``await``s the future, and a bet is acknowledged (a card revealed) only once its record is
-durable, exactly as strong a guarantee as a commit on the loop gave. Writes are applied in
-the order they were submitted; each runs inside its own savepoint, so one that raises (an
-``InsufficientFunds``) is rolled back alone and the others of its group still commit. A
-failure of SQLite itself (disk full, I/O error) fails every write of the group with
-``StorageError``: none of them was applied. The writer also checkpoints the WAL, in quiet
-moments, so no commit pays for it.
+future resolves only after that commit returned. The event loop does not wait for a disk:
+it ``await``s the future (``run``), or queues a write at once and awaits it later
+(``queued``, ``wait_durable``). Writes are applied in the order they were submitted; each
+runs inside its own savepoint, so one that raises (an ``InsufficientFunds``, or a
+constraint the write breaks: ``StorageError``) is rolled back alone and the others of its
+group still commit. A failure of SQLite itself (disk full, I/O error) fails every write of
+the group with ``StorageError``: none of them was applied. A waiter that gives up before
+its write is taken up (its task cancelled) takes the write with it. The writer also
+checkpoints the WAL, in quiet moments, so no commit pays for it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-__all__ = ["DurableWriter", "StorageError", "open_durable_sqlite", "writes_in_flight"]
+__all__ = [
+    "DurableWriter",
+    "StorageError",
+    "open_durable_sqlite",
+    "wait_durable",
+    "writes_in_flight",
+]
 
 log = logging.getLogger("croupier.storage")
 
@@ -55,9 +62,19 @@ def _count_in_flight(change: int) -> None:
         _in_flight += change
 
 
+async def wait_durable(futures: list[asyncio.Future[T]]) -> list[T | BaseException]:
+    """Await ``queued`` writes, counted in ``writes_in_flight`` until this coroutine has their
+    results; each result or its exception, in order."""
+    _count_in_flight(+1)
+    try:
+        return await asyncio.gather(*futures, return_exceptions=True)
+    finally:
+        _count_in_flight(-1)
+
+
 def writes_in_flight() -> int:
     """How many writes are queued, being made, or resolved but not yet taken up by the
-    coroutine awaiting them (``run``, ``queued``: counted until the event loop has seen the
+    coroutine awaiting them (``run`` and ``wait_durable`` count until the coroutine has the
     result, so there is no instant between one write and the next step's write when a
     table looks idle). ``ManualClock.advance`` waits for them, so a test's table has taken
     its step — journal writes included — when time has moved."""
@@ -151,11 +168,8 @@ class DurableWriter:
 
     def queued(self, apply: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
         """``submit`` now (so the write keeps its place in the order) and return an asyncio
-        future to await later, in the running loop."""
-        _count_in_flight(+1)
-        future = asyncio.wrap_future(self.submit(apply, counted=False))
-        future.add_done_callback(lambda _: _count_in_flight(-1))  # called in the loop
-        return future
+        future to await later, in the running loop, with ``wait_durable``."""
+        return asyncio.wrap_future(self.submit(apply))
 
     def close(self) -> None:
         """Write and commit everything queued, then stop the thread. Idempotent."""
@@ -184,8 +198,16 @@ class DurableWriter:
                     item = self._queue.get_nowait()
                 except queue.Empty:
                     break
+            # A waiter may give up (its task cancelled) until its write is taken up; from
+            # here on the future cannot be cancelled, so resolving it cannot fail.
+            group = [w for w in group if w.future.set_running_or_notify_cancel()]
             if group:
-                self._commit(group)
+                try:
+                    self._commit(group)
+                except BaseException as exc:  # pragma: no cover - a bug: never die silently
+                    log.critical("%s writer failed; refusing every write", self.name, exc_info=True)
+                    self._fail_everything(group, exc)
+                    return
                 since_checkpoint += 1
             quiet = self._queue.empty()
             if since_checkpoint >= (CHECKPOINT_EVERY if quiet else CHECKPOINT_AT_THE_LATEST):
@@ -208,8 +230,6 @@ class DurableWriter:
         self.writes += len(group)
         for n, write in enumerate(group):
             future = write.future
-            if future.cancelled():
-                continue  # the waiter gave up; the write itself was made (or not) regardless
             if failure is not None:
                 future.set_exception(failure)
             else:
@@ -218,6 +238,23 @@ class DurableWriter:
                     future.set_result(value)
                 else:
                     future.set_exception(value)
+
+    def _fail_everything(self, group: list[_Write], exc: BaseException) -> None:
+        """The writer cannot go on: fail what it holds and everything queued, and refuse
+        what comes later (``submit`` on a closed writer)."""
+        with self._close_lock:
+            self._closed = True
+        error = StorageError(f"the {self.name} writer failed: {exc!r}")
+        for write in group:
+            if not write.future.done():
+                write.future.set_exception(error)
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, _Write) and item.future.set_running_or_notify_cancel():
+                item.future.set_exception(error)
 
     def _apply_group(
         self, group: list[_Write], outcomes: list[tuple[bool, Any]]
@@ -230,8 +267,14 @@ class DurableWriter:
                 db.execute("SAVEPOINT write")
                 try:
                     value = write.apply(db)
+                except sqlite3.IntegrityError as exc:  # this write broke a constraint
+                    db.execute("ROLLBACK TO write")
+                    db.execute("RELEASE write")
+                    error = StorageError(f"the {self.name} refused a write: {exc}")
+                    error.__cause__ = exc
+                    outcomes.append((False, error))
                 except sqlite3.Error:
-                    raise  # SQLite itself failed: the whole group is undone
+                    raise  # SQLite itself failed (I/O, disk full): the whole group is undone
                 except Exception as exc:  # the write's own refusal: undo it alone
                     db.execute("ROLLBACK TO write")
                     db.execute("RELEASE write")

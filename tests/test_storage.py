@@ -198,3 +198,46 @@ def test_a_queued_write_keeps_its_place_and_counts_as_in_flight_until_durable(
     asyncio.run(scenario())
     assert writes_in_flight() == 0
     writer.close()
+
+
+def test_a_waiter_that_gives_up_takes_its_write_with_it_and_the_writer_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A table task cancelled while its write waits in the queue cancels the write; the
+    writer must skip it, not die resolving a cancelled future."""
+    path = tmp_path / "store.sqlite"
+    writer = _writer(path)
+    started, release = threading.Event(), threading.Event()
+    first = writer.submit(_blocker(started, release))  # type: ignore[arg-type]
+    assert started.wait(10)
+    abandoned = writer.submit(_insert("abandoned"))  # type: ignore[arg-type]
+    assert abandoned.cancel()
+    kept = writer.submit(_insert("kept"))  # type: ignore[arg-type]
+    release.set()
+    first.result(10)
+    kept.result(10)
+    assert writer.call(_insert("later")) > 0  # type: ignore[arg-type]
+    assert _values(path) == ["kept", "later"]
+    writer.close()
+
+
+def test_a_write_that_breaks_a_constraint_fails_alone(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    writer = _writer(path)
+
+    def orphan(db: sqlite3.Connection) -> None:
+        db.execute("INSERT INTO items(value, parent) VALUES ('orphan', 42)")  # no parent 42
+
+    started, release = threading.Event(), threading.Event()
+    first = writer.submit(_blocker(started, release))  # type: ignore[arg-type]
+    assert started.wait(10)
+    before = writer.submit(_insert("before"))  # type: ignore[arg-type]
+    bad = writer.submit(orphan)
+    after = writer.submit(_insert("after"))  # type: ignore[arg-type]
+    release.set()
+    first.result(10)
+    with pytest.raises(StorageError, match="refused a write"):
+        bad.result(10)
+    assert before.result(10) and after.result(10)
+    assert _values(path) == ["before", "after"]
+    writer.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+import asyncio
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -57,9 +57,10 @@ class Journal(Protocol):
 
     def append_queued(
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
-    ) -> Awaitable[int]:
+    ) -> asyncio.Future[int]:
         """Queue the record now, in order before every write asked for later, and return
-        what resolves once it is durable (``aappend`` without waiting at once)."""
+        what resolves once it is durable (``aappend`` without waiting at once; await it with
+        ``storage.wait_durable``)."""
 
     async def afinish_round(
         self, round_id: str, status: RoundStatus, payload: dict[str, Any]

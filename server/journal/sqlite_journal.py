@@ -4,10 +4,10 @@ group commit (``server.storage``)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import threading
-from collections.abc import Awaitable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -149,7 +149,7 @@ class SqliteJournal:
 
     def append_queued(
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
-    ) -> Awaitable[int]:
+    ) -> asyncio.Future[int]:
         return self._writer.queued(partial(_append, round_id, kind, payload, player))
 
     def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:

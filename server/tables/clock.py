@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import time
 from typing import Protocol
 
 from server.storage import writes_in_flight
@@ -62,11 +63,14 @@ class ManualClock:
         # Let the woken tasks run to their next wait (a table's step takes a few hops of the
         # event loop: cancelled helpers, deliveries) — and wait for the ledger and journal
         # writes they await, which are real I/O on the stores' writer threads.
+        give_up = time.monotonic() + 60  # real seconds: a write that never ends is a bug
         while True:
             for _ in range(100):
                 await asyncio.sleep(0)
             if not writes_in_flight():
                 return
+            if time.monotonic() > give_up:
+                raise RuntimeError(f"{writes_in_flight()} ledger/journal writes never finished")
             await asyncio.sleep(0.0005)
 
     @property

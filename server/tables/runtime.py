@@ -54,7 +54,7 @@ from server.games.wagers import Wager
 from server.journal.journal import Journal, RoundStatus
 from server.protocol.codec import encode
 from server.protocol.messages import BalanceChanged, TableEvent, TableSnapshot
-from server.storage import StorageError
+from server.storage import StorageError, wait_durable
 from server.tables.clock import Clock
 from server.tables.games import GameTable, TableSettings
 from server.tables.money import apost_bet, apost_cancel, apost_settlement
@@ -169,7 +169,7 @@ class TableRuntime:
         self._spent_ids: set[tuple[str, str]] = set()  # cancelled ids may not be reused
         self._previous_bets: dict[str, list[Wager]] = {}  # for "repeat", per player
         self._round_bets: dict[str, list[Wager]] = {}
-        self._bet_records: list[Awaitable[int]] = []  # journal records on their way to disk
+        self._bet_records: list[asyncio.Future[int]] = []  # journal records on the way to disk
         self._stop = asyncio.Event()
         self.fanout: Fanout = deliver_each
 
@@ -323,6 +323,7 @@ class TableRuntime:
             )
         if engine.phase is not Phase.BETTING:
             raise IllegalAction(BETTING_CLOSED, "no more bets", round_id)
+        self._check_bet_records()
         events = engine.place(Wager(bet_id, player_id, spot, amount))
         # The engine may canonicalise the spot ("split:20-17" → "split:17-20").
         accepted = next(e.wager for e in events if isinstance(e, BetAccepted))
@@ -387,12 +388,19 @@ class TableRuntime:
         previous = self._previous_bets.get(player_id, [])
         if not previous:
             raise IllegalAction("nothing_to_repeat", "no bets in your previous round", None)
-        placed = []
+        placed: list[dict[str, Any]] = []
         for n, wager in enumerate(previous, 1):
-            reply = await self._cmd_place(
-                player_id, round_id, f"{prefix}-{n}", wager.spot, wager.amount
-            )
+            try:
+                reply = await self._cmd_place(
+                    player_id, round_id, f"{prefix}-{n}", wager.spot, wager.amount
+                )
+            except IllegalAction as exc:
+                reply = Reply(error=(exc.code, exc.message, exc.value))
             if reply.error is not None:
+                if placed:  # the bets before it stand: say which
+                    code, message, value = reply.error
+                    stand = ", ".join(str(p["bet_id"]) for p in placed)
+                    return Reply(error=(code, f"{message}; placed and standing: {stand}", value))
                 return reply
             placed.append(reply.data)
         return Reply(data={"bets": placed})
@@ -454,6 +462,7 @@ class TableRuntime:
                 self.available = False
                 break
             await self._serve_until(self.clock.now() + self.settings.pause_seconds)
+        self._forget_bet_records()
         self._refuse_queued()
 
     def stop(self) -> None:
@@ -638,12 +647,23 @@ class TableRuntime:
         """Wait until every bet record of the round is durable; raise ``StorageError`` (the
         table closes: ``run``) if one could not be written."""
         records, self._bet_records = self._bet_records, []
-        failures = [
-            r for r in await asyncio.gather(*records, return_exceptions=True)
-            if isinstance(r, BaseException)
-        ]  # fmt: skip
+        failures = [r for r in await wait_durable(records) if isinstance(r, BaseException)]
         if failures:
             raise failures[0]
+
+    def _check_bet_records(self) -> None:
+        """Raise ``StorageError`` (the table closes) as soon as a bet record of the round has
+        failed: its round can only be voided, so no further bet is taken into it."""
+        for record in self._bet_records:
+            if record.done() and not record.cancelled() and record.exception() is not None:
+                raise StorageError("a bet of this round could not be journaled")
+
+    def _forget_bet_records(self) -> None:
+        """The table stops without waiting for them: mark their outcome as seen (a failure
+        is the reason it stopped, or recovery's business)."""
+        for record in self._bet_records:
+            record.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._bet_records = []
 
     async def _emit(self, events: Iterable[object]) -> None:
         """Post the money the events move — every settlement and award of the step at once,

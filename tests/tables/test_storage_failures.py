@@ -85,7 +85,14 @@ def test_a_bet_whose_journal_record_cannot_be_written_voids_its_round_before_any
             "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
         )
         assert reply.error is None and reply.data["balance"] == 9_500
-        await h.clock.advance(10)  # no more bets: the bet record failed, the table closes
+        await h.clock.advance(0)  # the record's write has failed by now
+        # No further bet is taken into a round that can only be voided: the table closes.
+        refused = await h.table.submit(
+            "place", "alice", round_id=r, bet_id="b2", spot="black", amount=500
+        )
+        assert refused.error is not None and refused.error[0] == "storage_failed"
+        assert h.balance("alice") == 9_500  # b2 was not debited
+        await h.clock.advance(10)
         assert not h.table.available and h.table.phase == "closed"
         assert h.journal.status(r) is RoundStatus.OPEN
         assert not [rec for rec in h.journal.records(r) if rec.kind in ("closed", "spin")]
