@@ -16,7 +16,6 @@ import pytest
 
 from rng.cards import ALL_CARDS, Card
 from server.games.baccarat.config import TableConfig, Variant
-from server.games.baccarat.engine import BaccaratRound
 from server.games.baccarat.hands import Coup, play_out
 from server.games.baccarat.paytables import Paytable
 from server.games.baccarat.side_wagers import (
@@ -29,7 +28,8 @@ from server.games.baccarat.side_wagers import (
     judge,
     memo_keys,
 )
-from server.games.wagers import Wager, settle
+from server.games.wagers import settle
+from tests.games.baccarat.baccarat_script import play
 
 LETTERS = "ABCDEFGHI"
 
@@ -113,24 +113,18 @@ def test_rounds_settled_through_the_memo_pay_what_judging_afresh_pays(variant: V
     spots = ["banker", *config.spots]
     deals = random.Random(631)  # test input only
     shoe = [card for card in ALL_CARDS for _ in range(8)]
-    for n in range(3000):
+    stakes = [(spot, 500 + 100 * i) for i, spot in enumerate(spots)]
+    for _ in range(3000):
         cards = deals.sample(shoe, 6)
-        rnd = BaccaratRound(config, f"r{n}")
-        rnd.open()
-        wagers = [Wager(f"w{i}", "p", spot, 500 + 100 * i) for i, spot in enumerate(spots)]
-        for wager in wagers:
-            rnd.place(wager)
-        rnd.close_betting()
-        it = iter(cards)
-        while rnd.pending() is not None:
-            rnd.provide_card(next(it))
         full = play_out(cards)
+        played = play(config, stakes, cards[: len(full.player) + len(full.banker)])
+        got = {s.wager.bet_id: s for s in played.round.settlements}
+        assert len(got) == len(stakes)
         expected = {}
-        for wager in wagers:
-            spot = SPOTS[wager.spot]
+        for settled in got.values():
+            wager, spot = settled.wager, SPOTS[settled.wager.spot]
             coup = _initial(full) if spot.timing is Timing.INITIAL else full
             expected[wager.bet_id] = settle(
                 wager, judge(spot, coup, config.paytable(wager.spot)).outcome
             )
-        got = {s.wager.bet_id: s for s in rnd.settlements}
         assert got == expected
