@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -51,12 +52,19 @@ def _blocker(started: threading.Event, release: threading.Event) -> object:
     return apply
 
 
+def _hold(writer: DurableWriter) -> tuple[threading.Event, Future[None]]:
+    """Keep the writer inside a group until the returned event is set, so the next writes
+    queue up behind it; also the held write's future."""
+    started, release = threading.Event(), threading.Event()
+    held = writer.submit(_blocker(started, release))  # type: ignore[arg-type]
+    assert started.wait(10)  # the writer is inside its first group
+    return release, held
+
+
 def test_writes_queued_while_a_commit_is_under_way_share_the_next_commit(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite"
     writer = _writer(path)
-    started, release = threading.Event(), threading.Event()
-    first = writer.submit(_blocker(started, release))  # type: ignore[arg-type]
-    assert started.wait(10)  # the writer is inside its first group
+    release, first = _hold(writer)
     futures = [writer.submit(_insert(f"v{n}")) for n in range(50)]  # type: ignore[arg-type]
     release.set()
     first.result(10)
@@ -85,9 +93,7 @@ def test_a_write_that_raises_is_undone_alone_and_its_error_reaches_the_caller(
 ) -> None:
     path = tmp_path / "store.sqlite"
     writer = _writer(path)
-    started, release = threading.Event(), threading.Event()
-    writer.submit(_blocker(started, release))  # type: ignore[arg-type]
-    assert started.wait(10)
+    release, _ = _hold(writer)
 
     def refused(db: sqlite3.Connection) -> None:
         db.execute("INSERT INTO items(value) VALUES ('half-done')")
@@ -107,9 +113,7 @@ def test_a_write_that_raises_is_undone_alone_and_its_error_reaches_the_caller(
 def test_a_failed_commit_fails_every_write_of_its_group_and_applies_none(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite"
     writer = _writer(path)
-    started, release = threading.Event(), threading.Event()
-    writer.submit(_blocker(started, release))  # type: ignore[arg-type]
-    assert started.wait(10)
+    release, _ = _hold(writer)
 
     def breaks_the_commit(db: sqlite3.Connection) -> None:
         # A deferred foreign key is checked by COMMIT itself: the commit fails.
@@ -207,9 +211,7 @@ def test_a_waiter_that_gives_up_takes_its_write_with_it_and_the_writer_goes_on(
     writer must skip it, not die resolving a cancelled future."""
     path = tmp_path / "store.sqlite"
     writer = _writer(path)
-    started, release = threading.Event(), threading.Event()
-    first = writer.submit(_blocker(started, release))  # type: ignore[arg-type]
-    assert started.wait(10)
+    release, first = _hold(writer)
     abandoned = writer.submit(_insert("abandoned"))  # type: ignore[arg-type]
     assert abandoned.cancel()
     kept = writer.submit(_insert("kept"))  # type: ignore[arg-type]
@@ -228,9 +230,7 @@ def test_a_write_that_breaks_a_constraint_fails_alone(tmp_path: Path) -> None:
     def orphan(db: sqlite3.Connection) -> None:
         db.execute("INSERT INTO items(value, parent) VALUES ('orphan', 42)")  # no parent 42
 
-    started, release = threading.Event(), threading.Event()
-    first = writer.submit(_blocker(started, release))  # type: ignore[arg-type]
-    assert started.wait(10)
+    release, first = _hold(writer)
     before = writer.submit(_insert("before"))  # type: ignore[arg-type]
     bad = writer.submit(orphan)
     after = writer.submit(_insert("after"))  # type: ignore[arg-type]
