@@ -371,17 +371,18 @@ class BaccaratRound:
         wager = bets.by_id.get(bet_id)
         if wager is None:
             raise IllegalAction(UNKNOWN_BET, "no such bet", bet_id)
-        last_main = wager.spot in _MAIN_SPOTS and bets.mains == 1
-        if last_main and any(SPOTS[w.spot].requires_main for w in bets.by_id.values()):
+        routes = self._routes
+        route = routes[wager.spot]
+        last_main = route.main and bets.mains == 1
+        if last_main and any(routes[w.spot].requires_main for w in bets.by_id.values()):
             raise IllegalAction(
                 MAIN_WAGER_IN_USE, "631a.8(a): side wagers depend on this wager", bet_id
             )
         del bets.by_id[bet_id]
         bets.on_spot[wager.spot] -= wager.amount
-        if wager.spot in _MAIN_SPOTS:
+        if route.main:
             bets.mains -= 1
         self._open.remove(wager)
-        route = self._routes[wager.spot]
         (self._initial if route.initial else self._final).remove((wager, route))
         if route.progressive:
             self._progressive.remove(wager)
