@@ -43,7 +43,16 @@ from server.games.baccarat.hands import (
     player_draws,
 )
 from server.games.baccarat.paytables import HARMONY_RATES, Paytable
-from server.games.baccarat.side_wagers import CARDS, SPOTS, Decision, Spot, Timing, judge, memo_keys
+from server.games.baccarat.side_wagers import (
+    CARDS,
+    LOSE,
+    SPOTS,
+    Decision,
+    Spot,
+    Timing,
+    judge,
+    memo_keys,
+)
 from server.games.chance import CardRequest
 from server.games.errors import (
     ABOVE_MAXIMUM,
@@ -78,7 +87,7 @@ from server.games.progressives import (
     heavenly_9_meter,
 )
 from server.games.round import Phase, RoundEngine
-from server.games.wagers import Outcome, Result, Settlement, Wager, settle
+from server.games.wagers import Outcome, Settlement, Wager, settle
 
 __all__ = ["MAIN_WAGER_IN_USE", "BaccaratRound", "Meters"]
 
@@ -163,7 +172,7 @@ _COMMANDS: Mapping[Phase, frozenset[str]] = MappingProxyType(
 _INITIAL_TARGETS = ("player", "banker", "player", "banker")
 _REQUESTS = {"player": CardRequest("player"), "banker": CardRequest("banker")}
 _BETTING, _DEALING, _SETTLED, _VOIDED = Phase.BETTING, Phase.DEALING, Phase.SETTLED, Phase.VOIDED
-_LOSE = Result.LOSE
+_LOST = LOSE.outcome
 
 # The rule each third-card decision cites (631a.11), worded once per table cell.
 _NATURAL_RULE = "631a.11(a): a Natural, no further cards"
@@ -256,6 +265,7 @@ class BaccaratRound:
             raise ConfigError("Must-Hit-By Mystery Bonus offered without its meter")
         self._phase = _BETTING
         self._opened = False
+        self._betting = False  # open for bets: phase BETTING, and opened (one test, hot paths)
         self._open: list[Wager] = []  # accepted, in order; see ``wagers`` once dealing
         self._players: dict[str, _Bets] = {}  # each player's bets this round
         # the wagers settled on the initial cards, the others, and the progressive ones
@@ -313,49 +323,53 @@ class BaccaratRound:
         self._require("open")
         if self._opened:
             raise IllegalAction(NOT_IN_PHASE, "betting is already open", "open")
-        self._opened = True
+        self._opened = self._betting = True
         return (BettingOpened(self.round_id),)
 
     def check_place(self, wager: Wager) -> None:
         """Raise the ``IllegalAction`` that ``place(wager)`` would raise; change nothing."""
-        self._check(wager)
-
-    def _check(self, wager: Wager) -> tuple[_Route, _Bets, int]:
-        """Validate ``wager``; return its route, the player's bets (``_NO_BETS`` if none
-        yet) and the player's new total on the spot."""
-        if self._phase is not _BETTING or not self._opened:
-            self._require("place")
-        route = self._routes.get(wager.spot)
-        if route is None:
-            if wager.spot in SPOTS:
-                raise IllegalAction(WAGER_NOT_OFFERED, "this table does not offer it", wager.spot)
-            raise IllegalAction(UNKNOWN_WAGER, "no such Baccarat wager", wager.spot)
-        amount = wager.amount
-        if type(amount) is not int or amount <= 0:
-            amount = check_amount(amount)  # raises BAD_AMOUNT naming the value
-        bets = self._players.get(wager.player_id, _NO_BETS)
-        if wager.bet_id in bets.by_id:
-            raise IllegalAction(DUPLICATE_BET_ID, "bet id already used", wager.bet_id)
-        if amount < route.minimum:
-            raise IllegalAction(BELOW_MINIMUM, f"minimum {route.minimum}", amount)
-        total = amount + bets.on_spot.get(wager.spot, 0)
-        if total > route.maximum:
-            raise IllegalAction(ABOVE_MAXIMUM, f"maximum {route.maximum}", total)
-        if route.requires_main and not bets.mains:
-            raise IllegalAction(
-                MAIN_WAGER_REQUIRED, "631a.8(a): place a Player or Banker wager first", wager.spot
-            )
-        return route, bets, total
+        self.place(wager, record=False)
 
     def can_place(self, wager: Wager) -> bool:
         return allowed(self.check_place, wager)
 
-    def place(self, wager: Wager) -> Sequence[object]:
-        route, bets, total = self._check(wager)
+    def place(self, wager: Wager, record: bool = True) -> Sequence[object]:
+        """Accept ``wager`` or raise ``IllegalAction`` naming the offending value; with
+        ``record=False``, only validate it (``check_place``)."""
+        # One body validates and records (the hot path of a busy table: no second call).
+        if not self._betting:
+            self._require("place")
+        spot = wager.spot
+        route = self._routes.get(spot)
+        if route is None:
+            if spot in SPOTS:
+                raise IllegalAction(WAGER_NOT_OFFERED, "this table does not offer it", spot)
+            raise IllegalAction(UNKNOWN_WAGER, "no such Baccarat wager", spot)
+        amount = wager.amount
+        if type(amount) is not int or amount <= 0:
+            amount = check_amount(amount)  # raises BAD_AMOUNT naming the value
+        bets = self._players.get(wager.player_id, _NO_BETS)
+        by_id = bets.by_id
+        bet_id = wager.bet_id
+        if bet_id in by_id:
+            raise IllegalAction(DUPLICATE_BET_ID, "bet id already used", bet_id)
+        if amount < route.minimum:
+            raise IllegalAction(BELOW_MINIMUM, f"minimum {route.minimum}", amount)
+        on_spot = bets.on_spot
+        total = amount + on_spot.get(spot, 0)
+        if total > route.maximum:
+            raise IllegalAction(ABOVE_MAXIMUM, f"maximum {route.maximum}", total)
+        if route.requires_main and not bets.mains:
+            raise IllegalAction(
+                MAIN_WAGER_REQUIRED, "631a.8(a): place a Player or Banker wager first", spot
+            )
+        if not record:
+            return ()
         if bets is _NO_BETS:
             bets = self._players[wager.player_id] = _Bets()
-        bets.by_id[wager.bet_id] = wager
-        bets.on_spot[wager.spot] = total
+            by_id, on_spot = bets.by_id, bets.on_spot
+        by_id[bet_id] = wager
+        on_spot[spot] = total
         if route.main:
             bets.mains += 1
         self._open.append(wager)
@@ -365,7 +379,7 @@ class BaccaratRound:
         return (BetAccepted(self.round_id, wager),)
 
     def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        if self._phase is not _BETTING or not self._opened:
+        if not self._betting:
             self._require("cancel")
         bets = self._players.get(player_id, _NO_BETS)
         wager = bets.by_id.get(bet_id)
@@ -389,9 +403,10 @@ class BaccaratRound:
         return (BetCancelled(self.round_id, wager),)
 
     def close_betting(self) -> Sequence[object]:
-        if self._phase is not _BETTING or not self._opened:
+        if not self._betting:
             self._require("close_betting")
         self._phase = _DEALING
+        self._betting = False
         self._next = "player"
         return (BettingClosed(self.round_id),)
 
@@ -485,11 +500,11 @@ class BaccaratRound:
                 if found is None:
                     found = route.memo[keys[reads]] = judge(route.spot, coup, route.paytable)
                 decision = found
-            if decision.outcome.result is not _LOSE:
+            if decision is not LOSE:  # every losing decision is the one LOSE value
                 winners.append((wager, decision))
                 continue
             # 631a.12: losing wagers are collected first, then winning wagers paid.
-            settlement = Settlement(wager, decision.outcome, 0)
+            settlement = Settlement(wager, _LOST, 0)
             settlements.append(settlement)
             events.append(WagerSettled(round_id, settlement))
         for wager, decision in winners:
@@ -556,6 +571,7 @@ class BaccaratRound:
         self._open.clear()
         self._next = None
         self._phase = _VOIDED
+        self._betting = False
         events.append(RoundVoided(self.round_id, reason))
         return tuple(events)
 

@@ -23,7 +23,7 @@ from types import MappingProxyType
 import msgspec
 
 from rng.cards import Card, Rank, Suit
-from server.games.baccarat.hands import Coup, value_of
+from server.games.baccarat.hands import POINT_VALUE_BY_INDEX, Coup
 from server.games.baccarat.paytables import Paytable
 from server.games.money import return_ratio
 from server.games.wagers import Outcome, Result
@@ -33,6 +33,7 @@ __all__ = [
     "CARDS",
     "COUNTS",
     "JACKPOT_NET",
+    "LOSE",
     "PLAYER_INITIAL",
     "SPOTS",
     "Decision",
@@ -105,6 +106,8 @@ class Spot:
     reads: int = COUNTS  # what ``qualify`` reads of the coup (see ``memo_keys``)
 
 
+# The one losing decision: a paytable line always wins or pushes (``_decision``), so a wager
+# loses exactly when ``judge`` returns this value (the engine tests identity).
 LOSE = Decision.of("lose", Outcome.lose())
 # Decisions are shared value objects, one per (paytable, line); keyed by the paytable's
 # identity, and the entry keeps the paytable so a reused id can never match another table.
@@ -196,6 +199,12 @@ def _pair(hand: str) -> Qualifier:
     return qualify
 
 
+# Enum members as module constants: in Python 3.11 each ``Rank.NINE`` is a class attribute
+# lookup through the enum machinery (~70 ns), and qualifiers run for every wager settled.
+_NINE, _EIGHT, _KING, _QUEEN = Rank.NINE, Rank.EIGHT, Rank.KING, Rank.QUEEN
+_DIAMONDS = Suit.DIAMONDS
+
+
 def _majestic_match(hand: str) -> Qualifier:
     """631b.7(e): same suit; suited king and queen is a Royal Match."""
 
@@ -203,9 +212,7 @@ def _majestic_match(hand: str) -> Qualifier:
         a, b = (c.player if hand == "player" else c.banker)[:2]
         if a.suit is not b.suit:
             return None
-        royal = (a.rank is Rank.KING and b.rank is Rank.QUEEN) or (
-            a.rank is Rank.QUEEN and b.rank is Rank.KING
-        )
+        royal = (a.rank is _KING and b.rank is _QUEEN) or (a.rank is _QUEEN and b.rank is _KING)
         return "royal_match" if royal else "suited_match"
 
     return qualify
@@ -213,19 +220,24 @@ def _majestic_match(hand: str) -> Qualifier:
 
 def _lucky_nines(c: Coup, t: Paytable) -> str | None:
     """631b.4(a), (e), interpretation 8: the nines among the four initial cards."""
-    nines = [card for card in c.initial if card.rank is Rank.NINE]
-    n = len(nines)
-    if n == 0:
-        return None
-    suit = nines[0].suit
-    same_suit = all(card.suit is suit for card in nines)
+    p, b = c.player, c.banker
+    if (
+        p[0].rank is not _NINE
+        and b[0].rank is not _NINE
+        and p[1].rank is not _NINE
+        and b[1].rank is not _NINE
+    ):
+        return None  # most coups: no nine among the initial four cards
+    suits = [card.suit for card in (p[0], b[0], p[1], b[1]) if card.rank is _NINE]
+    n = len(suits)
+    same_suit = suits.count(suits[0]) == n
     if n == 4:
         return "four_nines"
     if n == 3:
         return "three_nines_same_suit" if same_suit else "three_nines"
     if n == 2:
         return "two_nines_same_suit" if same_suit else "two_nines"
-    return "one_nine_diamonds" if nines[0].suit is Suit.DIAMONDS else "one_nine"
+    return "one_nine_diamonds" if suits[0] is _DIAMONDS else "one_nine"
 
 
 # -- wagers on the completed hands ---------------------------------------------------------
@@ -249,12 +261,14 @@ _RED = frozenset({Suit.HEARTS, Suit.DIAMONDS})
 
 def _one_colour(cards: tuple[Card, ...]) -> bool:
     """Every card is red, or every card is black."""
-    reds = sum(card.suit in _RED for card in cards)
-    return reds == 0 or reds == len(cards)
+    red = cards[0].suit in _RED
+    return all((card.suit in _RED) is red for card in cards)
 
 
 def _heavenly_9_progressive(c: Coup, t: Paytable) -> str | None:
     """631b.2(g): three-card nines; a tie of two three-card nines pays more by colour/suit."""
+    if c.player_count != 9 and c.banker_count != 9:
+        return None  # most coups: neither hand counts 9
     p9 = _three_card(c.player, c.player_count, 9)
     b9 = _three_card(c.banker, c.banker_count, 9)
     if p9 and b9:
@@ -327,24 +341,38 @@ def _golden_talons(hand: str) -> Qualifier:
 
 def _harmony_progressive(c: Coup, t: Paytable) -> str | None:
     """631b.10(g)-(i), interpretation 7: ties only; the highest qualifying award."""
-    if c.player_count != c.banker_count:
+    count = c.player_count
+    if count != c.banker_count:
         return None
     cards = c.player + c.banker
     n = len(cards)
+    # Four or six of a kind, and six zero-value cards, need four or six cards: a five-card
+    # tie skips those tests (the candidates below stay in the paytable's order).
+    same_rank = n != 5 and _same_rank(cards)
     rank = cards[0].rank
-    same_rank = all(card.rank is rank for card in cards)
-    count = c.player_count
     return _first(
         t,
         "six_of_a_kind" if n == 6 and same_rank else None,
-        "four_8s" if n == 4 and same_rank and rank is Rank.EIGHT else None,
+        "four_8s" if n == 4 and same_rank and rank is _EIGHT else None,
         "four_of_a_kind" if n == 4 and same_rank else None,
-        "six_zero_value_cards" if n == 6 and all(value_of(x) == 0 for x in cards) else None,
+        "six_zero_value_cards" if n == 6 and count == 0 and _all_zero(cards) else None,
         "tie_0" if count == 0 else ("tie_1_to_5" if count <= 5 else "tie_6_to_9"),
         "tie_same_colour" if _one_colour(cards) else None,
         "any_tie",
-        {4: "four_card_tie", 5: "five_card_tie", 6: "six_card_tie"}[n],
+        _N_CARD_TIE[n],
     )
+
+
+_N_CARD_TIE = {4: "four_card_tie", 5: "five_card_tie", 6: "six_card_tie"}
+
+
+def _same_rank(cards: tuple[Card, ...]) -> bool:
+    rank = cards[0].rank
+    return all(card.rank is rank for card in cards)
+
+
+def _all_zero(cards: tuple[Card, ...]) -> bool:
+    return not any(POINT_VALUE_BY_INDEX[card.index] for card in cards)
 
 
 # -- Rising Phoenix bonus wagers (631b.8(g)(4), interpretation 9) ----------------------------
