@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Final, NoReturn
 
 from rng.cards import Card
 from server.games.baccarat.config import ConfigError, TableConfig
@@ -125,6 +125,7 @@ class _Bets:
 
 
 _NO_BETS = _Bets()  # a player with no bet yet (never written to)
+_NOT_TAKING: dict[str, _Route] = {}  # no spot takes bets (never written to)
 
 
 def _routes(config: TableConfig) -> dict[str, _Route]:
@@ -266,6 +267,7 @@ class BaccaratRound:
         self._phase = _BETTING
         self._opened = False
         self._betting = False  # open for bets: phase BETTING, and opened (one test, hot paths)
+        self._taking = _NOT_TAKING  # the routes while ``_betting``
         self._open: list[Wager] = []  # accepted, in order; see ``wagers`` once dealing
         self._players: dict[str, _Bets] = {}  # each player's bets this round
         # the wagers settled on the initial cards, the others, and the progressive ones
@@ -324,19 +326,13 @@ class BaccaratRound:
         if self._opened:
             raise IllegalAction(NOT_IN_PHASE, "betting is already open", "open")
         self._opened = self._betting = True
+        self._taking = self._routes
         return (BettingOpened(self.round_id),)
 
     def check_place(self, wager: Wager) -> None:
-        """Raise the ``IllegalAction`` that ``place(wager)`` would raise; change nothing."""
-        self.place(wager, record=False)
+        """Raise the ``IllegalAction`` that ``place(wager)`` would raise; change nothing.
 
-    def can_place(self, wager: Wager) -> bool:
-        return allowed(self.check_place, wager)
-
-    def place(self, wager: Wager, record: bool = True) -> Sequence[object]:
-        """Accept ``wager`` or raise ``IllegalAction`` naming the offending value; with
-        ``record=False``, only validate it (``check_place``)."""
-        # One body validates and records (the hot path of a busy table: no second call).
+        The rules in the order they are checked; the first one broken is reported."""
         if not self._betting:
             self._require("place")
         spot = wager.spot
@@ -345,31 +341,46 @@ class BaccaratRound:
             if spot in SPOTS:
                 raise IllegalAction(WAGER_NOT_OFFERED, "this table does not offer it", spot)
             raise IllegalAction(UNKNOWN_WAGER, "no such Baccarat wager", spot)
-        amount = wager.amount
-        if type(amount) is not int or amount <= 0:
-            amount = check_amount(amount)  # raises BAD_AMOUNT naming the value
+        amount = check_amount(wager.amount)  # BAD_AMOUNT naming the value
         bets = self._players.get(wager.player_id, _NO_BETS)
-        by_id = bets.by_id
-        bet_id = wager.bet_id
-        if bet_id in by_id:
-            raise IllegalAction(DUPLICATE_BET_ID, "bet id already used", bet_id)
+        if wager.bet_id in bets.by_id:
+            raise IllegalAction(DUPLICATE_BET_ID, "bet id already used", wager.bet_id)
         if amount < route.minimum:
             raise IllegalAction(BELOW_MINIMUM, f"minimum {route.minimum}", amount)
-        on_spot = bets.on_spot
-        total = amount + on_spot.get(spot, 0)
+        total = amount + bets.on_spot.get(spot, 0)
         if total > route.maximum:
             raise IllegalAction(ABOVE_MAXIMUM, f"maximum {route.maximum}", total)
         if route.requires_main and not bets.mains:
             raise IllegalAction(
                 MAIN_WAGER_REQUIRED, "631a.8(a): place a Player or Banker wager first", spot
             )
-        if not record:
-            return ()
+
+    def can_place(self, wager: Wager) -> bool:
+        return allowed(self.check_place, wager)
+
+    def place(self, wager: Wager) -> Sequence[object]:
+        spot = wager.spot
+        route = self._taking.get(spot)  # no route at all unless betting is open
+        bets = self._players.get(wager.player_id, _NO_BETS)
+        amount = wager.amount
+        # The rules of ``check_place`` tested at once, for the busy table's common case (a
+        # minimum is at least 1, so a whole amount at or above it is positive); a wager that
+        # breaks any of them goes to ``check_place``, which reports the first one broken.
+        if (
+            route is None
+            or type(amount) is not int
+            or amount < route.minimum
+            or wager.bet_id in bets.by_id
+            or (route.requires_main and not bets.mains)
+        ):
+            self._refuse(wager)
+        total = amount + bets.on_spot.get(spot, 0)
+        if total > route.maximum:
+            self._refuse(wager)
         if bets is _NO_BETS:
             bets = self._players[wager.player_id] = _Bets()
-            by_id, on_spot = bets.by_id, bets.on_spot
-        by_id[bet_id] = wager
-        on_spot[spot] = total
+        bets.by_id[wager.bet_id] = wager
+        bets.on_spot[spot] = total
         if route.main:
             bets.mains += 1
         self._open.append(wager)
@@ -377,6 +388,10 @@ class BaccaratRound:
         if route.progressive:
             self._progressive.append(wager)
         return (BetAccepted(self.round_id, wager),)
+
+    def _refuse(self, wager: Wager) -> NoReturn:
+        self.check_place(wager)
+        raise InvariantViolation(f"place refused a wager that check_place accepts: {wager!r}")
 
     def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
         if not self._betting:
@@ -406,7 +421,7 @@ class BaccaratRound:
         if not self._betting:
             self._require("close_betting")
         self._phase = _DEALING
-        self._betting = False
+        self._betting, self._taking = False, _NOT_TAKING
         self._next = "player"
         return (BettingClosed(self.round_id),)
 
@@ -571,7 +586,7 @@ class BaccaratRound:
         self._open.clear()
         self._next = None
         self._phase = _VOIDED
-        self._betting = False
+        self._betting, self._taking = False, _NOT_TAKING
         events.append(RoundVoided(self.round_id, reason))
         return tuple(events)
 
