@@ -68,11 +68,12 @@ amounts = st.one_of(
 )
 spots = st.one_of(st.sampled_from(["player", "banker"]), st.sampled_from(SPOT_NAMES))
 place = st.tuples(st.just("place"), st.sampled_from(PLAYERS), spots, amounts, st.integers(0, 12))
+cancel = st.tuples(st.just("cancel"), st.sampled_from(PLAYERS), st.integers(0, 12))
 commands = st.one_of(
     place,
     place,
     place,
-    st.tuples(st.just("cancel"), st.sampled_from(PLAYERS), st.integers(0, 12)),
+    cancel,
     st.tuples(st.just("card"), st.sampled_from(ALL_CARDS)),
     # rarely: "no more bets" early, a void; "open" again is always illegal
     st.integers(0, 20).map(lambda n: ("void",) if n == 0 else ("close",) if n == 1 else ("open",)),
@@ -84,7 +85,21 @@ def _execute(rnd: BaccaratRound, command: tuple[object, ...], card: Card | None)
     kind = command[0]
     if kind == "place":
         _, player, spot, amount, n = command
-        return list(rnd.place(Wager(f"b{n}", str(player), str(spot), amount)))  # type: ignore[arg-type]
+        wager = Wager(f"b{n}", str(player), str(spot), amount)  # type: ignore[arg-type]
+        # place() tests the rules at once and asks check_place() only to name the one broken:
+        # the two must agree on every wager, legal or not, in every phase.
+        try:
+            rnd.check_place(wager)
+            expected = None
+        except IllegalAction as refusal:
+            expected = refusal.code
+        try:
+            events = list(rnd.place(wager))
+        except IllegalAction as refusal:
+            assert refusal.code == expected, (wager, refusal, expected)
+            raise
+        assert expected is None, (wager, expected)
+        return events
     if kind == "cancel":
         _, player, n = command
         return list(rnd.cancel(str(player), f"b{n}"))
@@ -137,6 +152,33 @@ def test_money_is_conserved_and_rejections_change_nothing(
     assert rnd.phase in (Phase.SETTLED, Phase.VOIDED)
     assert wallet.open == 0 and rnd.wagers == ()
     event(f"{rnd.phase.value}, {min(settled_wagers, 5)}+ wagers settled")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    variant=st.sampled_from(list(Variant)),
+    script=st.lists(st.one_of(place, place, place, cancel), min_size=1, max_size=40),
+)
+def test_place_refuses_exactly_what_check_place_refuses(
+    variant: Variant, script: list[tuple[object, ...]]
+) -> None:
+    """``place`` tests the placement rules (631a.8(a), the table limits, the phase) in one
+    condition and asks ``check_place`` only to name the rule broken: ``_execute`` asserts the
+    two agree on every wager, while betting is open and after it closes."""
+    rnd = BaccaratRound(_config(variant), "r")
+    rnd.open()
+    accepted = refused = 0
+    for phase in ("open", "closed"):
+        for command in script:
+            try:
+                _execute(rnd, command, None)
+                accepted += command[0] == "place"
+            except IllegalAction:
+                refused += command[0] == "place"
+        if phase == "open":
+            rnd.close_betting()
+    event(f"{min(accepted, 5)}+ accepted")
+    event(f"{min(refused, 10)}+ refused")
 
 
 @settings(max_examples=200, deadline=None)
