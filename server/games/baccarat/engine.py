@@ -359,6 +359,10 @@ class BaccaratRound:
         return allowed(self.check_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
+        """Accept ``wager`` while betting is open, within the table's limits and, for a side
+        wager, after a Player or Banker wager (631a.8(a)); otherwise raise the
+        ``IllegalAction`` of ``check_place``, naming the offending value. Nothing changes on a
+        refusal."""
         spot = wager.spot
         route = self._taking.get(spot)  # no route at all unless betting is open
         bets = self._players.get(wager.player_id, _NO_BETS)
