@@ -274,8 +274,9 @@ class Book:
                 DUPLICATE_BET_ID, f"bet {wager.bet_id!r} was already placed", wager.bet_id
             )
         check_limits(amount, Limits(limits.minimum, None))
-        total = amount + self.total_on(wager.player_id, wager.spot)
-        check_limits(total, Limits(None, limits.maximum), "the total on the spot")
+        if limits.maximum is not None:  # the total reads every open wager: only when needed
+            total = amount + self.total_on(wager.player_id, wager.spot)
+            check_limits(total, Limits(None, limits.maximum), "the total on the spot")
         needed = self._depends_on(wager.spot)
         if needed and not any(self.wager_on(wager.player_id, spot) for spot in needed):
             raise IllegalAction(

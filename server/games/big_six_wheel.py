@@ -29,7 +29,7 @@ from server.games.betting import Limits, check_limits
 from server.games.errors import UNKNOWN_WAGER, IllegalAction, InvariantViolation
 from server.games.money import to_odds
 from server.games.par_sheet import OutcomeLine, ParSheetRow, house_edge_of
-from server.games.wagers import Outcome, Wager, settle
+from server.games.wagers import Outcome, Wager
 from server.games.wheel_round import WheelRound
 
 __all__ = [
@@ -136,11 +136,9 @@ class BigSixRound(WheelRound[BigSixSymbol]):
         ):
             raise InvariantViolation(f"{section!r} is not a section of the Big Six Wheel")
         symbol = BIG_SIX_ORDER[section]
-        stopped = WheelStopped(self.round_id, self._book.spins, section, symbol)
-        settlements = [
-            settle(wager, big_six_outcome(bet, section)) for wager, bet in self._book.wagers
-        ]
-        return (stopped, *self._book.settle(settlements, symbol.value))
+        stopped = WheelStopped(self.round_id, self.spins, section, symbol)
+        decided = [(wager, big_six_outcome(bet, section)) for wager, bet in self.wagers]
+        return (stopped, *self._settle_spin(decided, symbol.value))
 
 
 def big_six_par_sheet() -> list[ParSheetRow]:

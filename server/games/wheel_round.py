@@ -5,8 +5,8 @@ Both wheel games run the same round: bets are placed and withdrawn until "no mor
 valid one arrives — a void spin ("no spin": 00 on a double zero wheel used as single zero,
 617a.4(c)(2); an irregular spin, 617a.6; the clapper between two sections, 619a.2(d)) keeps
 every wager on the layout and asks again; the valid result settles every wager (617a.5(e),
-619a.2(e)). ``WheelBook`` holds that shared part: the phase, the transitions (as data) and
-the book of accepted wagers. Each game parses spots and settles.
+619a.2(e)). ``WheelRound`` holds that shared part on the ``betting.Book`` every game keeps its
+phase, transitions (as data) and wagers in; each game parses spots and settles.
 """
 
 from __future__ import annotations
@@ -16,29 +16,13 @@ from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
 from rng.cards import Card
+from server.games.betting import CHANCE_TRANSITIONS, Book, Transitions
 from server.games.chance import SpinRequest
-from server.games.errors import (
-    DUPLICATE_BET_ID,
-    NOT_IN_PHASE,
-    UNKNOWN_BET,
-    IllegalAction,
-    InvariantViolation,
-    allowed,
-)
-from server.games.events import (
-    BetAccepted,
-    BetCancelled,
-    BettingClosed,
-    BettingOpened,
-    RoundSettled,
-    RoundVoided,
-    WagerSettled,
-)
-from server.games.money import check_amount
+from server.games.errors import InvariantViolation, allowed
 from server.games.round import Phase, Request
-from server.games.wagers import Outcome, Result, Settlement, Wager, settle
+from server.games.wagers import Outcome, Wager
 
-__all__ = ["SpinVoided", "WheelBook", "WheelRound"]
+__all__ = ["SpinVoided", "WheelRound"]
 
 P = TypeVar("P")
 
@@ -55,129 +39,29 @@ class SpinVoided:
     reason: str
 
 
-# The transitions, as data: (command, phase it is allowed in) -> phase after it. "spin" is a
-# void spin (phase unchanged); "settle" is a valid result.
-_TRANSITIONS: Final[dict[tuple[str, Phase], Phase]] = {
-    ("open", Phase.BETTING): Phase.BETTING,
-    ("place", Phase.BETTING): Phase.BETTING,
-    ("cancel", Phase.BETTING): Phase.BETTING,
-    ("close_betting", Phase.BETTING): Phase.DEALING,
+# A game of chance's transitions, and "spin": a void spin, which leaves the round dealing. A
+# wheel deals no cards, but "deal" is never asked for, so the shared table serves.
+_TRANSITIONS: Final[Transitions] = {
+    **CHANCE_TRANSITIONS,
     ("spin", Phase.DEALING): Phase.DEALING,
-    ("settle", Phase.DEALING): Phase.SETTLED,
-    ("void", Phase.BETTING): Phase.VOIDED,
-    ("void", Phase.DEALING): Phase.VOIDED,
 }
-
-
-class WheelBook(Generic[P]):
-    """Phase, transitions and the accepted wagers (each with its game's placement ``P``)."""
-
-    def __init__(self, round_id: str) -> None:
-        self.round_id = round_id
-        self.phase = Phase.BETTING
-        self.opened = False
-        self.spins = 0  # spins reported so far, void ones included
-        self._wagers: dict[tuple[str, str], tuple[Wager, P]] = {}
-
-    @property
-    def wagers(self) -> tuple[tuple[Wager, P], ...]:
-        """The accepted wagers in the order they were placed."""
-        return tuple(self._wagers.values())
-
-    def require(self, command: str) -> None:
-        """Raise ``IllegalAction(NOT_IN_PHASE)`` unless ``command`` is allowed now."""
-        if (command, self.phase) not in _TRANSITIONS or (
-            command in ("place", "cancel") and not self.opened
-        ):
-            state = self.phase.value if self.opened or command == "open" else "not yet open"
-            raise IllegalAction(NOT_IN_PHASE, f"cannot {command}: the round is {state}", command)
-
-    def _advance(self, command: str) -> None:
-        self.phase = _TRANSITIONS[(command, self.phase)]
-
-    def open(self) -> tuple[object, ...]:
-        self.require("open")
-        if self.opened:
-            raise IllegalAction(NOT_IN_PHASE, "betting is already open", "open")
-        self.opened = True
-        return (BettingOpened(self.round_id),)
-
-    def check_new(self, wager: Wager) -> None:
-        """Check a new wager's phase, amount and bet id (not its spot)."""
-        self.require("place")
-        check_amount(wager.amount)
-        if (wager.player_id, wager.bet_id) in self._wagers:
-            raise IllegalAction(
-                DUPLICATE_BET_ID, f"bet {wager.bet_id!r} was already placed", wager.bet_id
-            )
-
-    def place(self, wager: Wager, placement: P) -> tuple[object, ...]:
-        self.check_new(wager)
-        self._wagers[(wager.player_id, wager.bet_id)] = (wager, placement)
-        return (BetAccepted(self.round_id, wager),)
-
-    def cancel(self, player_id: str, bet_id: str) -> tuple[object, ...]:
-        self.require("cancel")
-        entry = self._wagers.pop((player_id, bet_id), None)
-        if entry is None:
-            raise IllegalAction(UNKNOWN_BET, f"no bet {bet_id!r} of {player_id!r}", bet_id)
-        return (BetCancelled(self.round_id, entry[0]),)
-
-    def close_betting(self) -> tuple[object, ...]:
-        """ "No more bets" (617a.5(b), 619a.2(a))."""
-        self.require("close_betting")
-        self._advance("close_betting")
-        return (BettingClosed(self.round_id),)
-
-    def void_spin(self, result: str | None, reason: str) -> tuple[object, ...]:
-        """A spin declared "no spin": count it, keep every wager, ask again."""
-        self.require("spin")
-        event = SpinVoided(self.round_id, self.spins, result, reason)
-        self.spins += 1
-        self._advance("spin")
-        return (event,)
-
-    def settle(self, settlements: Iterable[Settlement], result: str) -> tuple[object, ...]:
-        """A valid result: every wager settled, the losing ones first and then the winning
-        ones, as the dealer collects and then pays (617a.5(e), 619a.2(e))."""
-        self.require("settle")
-        settled = sorted(settlements, key=lambda s: s.outcome.result is Result.WIN)
-        if sorted((s.wager.player_id, s.wager.bet_id) for s in settled) != sorted(self._wagers):
-            raise InvariantViolation("every wager must be settled exactly once")
-        self.spins += 1
-        self._advance("settle")
-        return (
-            *(WagerSettled(self.round_id, s) for s in settled),
-            RoundSettled(self.round_id, result),
-        )
-
-    def void(self, reason: str) -> tuple[object, ...]:
-        """The round is voided before settlement: every wager returned in full."""
-        self.require("void")
-        self._advance("void")
-        return (
-            *(
-                WagerSettled(self.round_id, settle(wager, Outcome.void()))
-                for wager, _ in self._wagers.values()
-            ),
-            RoundVoided(self.round_id, reason),
-        )
 
 
 class WheelRound(Generic[P]):
     """What every wheel game's round does the same way (``RoundEngine`` with
-    ``provide_spin``): phase and wagers from its ``WheelBook``, betting until "no more bets"
+    ``provide_spin``): phase and wagers in a ``Book``, betting until "no more bets"
     (617a.5(b), 619a.2(a)), a ``SpinRequest`` until a valid result, "no spin" (617a.6,
-    619a.2(b), (d)) and voiding. A game supplies ``verify_place`` (its placement ``P``),
-    ``provide_spin`` and ``wheel_name``; it may override ``place`` (roulette canonicalises
-    the spot)."""
+    619a.2(b), (d)) and voiding. Each accepted wager keeps its game's placement ``P``. A game
+    supplies ``verify_place`` (the placement), ``provide_spin`` and ``wheel_name``; it may
+    override ``place`` (roulette canonicalises the spot)."""
 
     round_id: str
-    _book: WheelBook[P]
 
     def __init__(self, round_id: str) -> None:
         self.round_id = round_id
-        self._book = WheelBook(round_id)
+        self._book = Book(round_id, _TRANSITIONS)
+        self._placements: dict[tuple[str, str], P] = {}
+        self.spins = 0  # spins reported so far, void ones included
 
     @property
     def wheel_name(self) -> str:  # pragma: no cover - every game names its wheel
@@ -190,7 +74,7 @@ class WheelRound(Generic[P]):
     @property
     def wagers(self) -> tuple[tuple[Wager, P], ...]:
         """The accepted wagers with their placements, in the order placed."""
-        return self._book.wagers
+        return tuple((w, self._placements[(w.player_id, w.bet_id)]) for w in self._book.wagers)
 
     def open(self) -> Sequence[object]:
         return self._book.open()
@@ -202,12 +86,20 @@ class WheelRound(Generic[P]):
         return allowed(self.verify_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
-        return self._book.place(wager, self.verify_place(wager))
+        return self._accept(wager, self.verify_place(wager))
+
+    def _accept(self, wager: Wager, placement: P) -> tuple[object, ...]:
+        events = self._book.place(wager)
+        self._placements[(wager.player_id, wager.bet_id)] = placement
+        return events
 
     def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        return self._book.cancel(player_id, bet_id)
+        events = self._book.cancel(player_id, bet_id)
+        del self._placements[(player_id, bet_id)]
+        return events
 
     def close_betting(self) -> Sequence[object]:
+        """ "No more bets" (617a.5(b), 619a.2(a))."""
         return self._book.close_betting()
 
     def pending(self) -> Request | None:
@@ -218,7 +110,27 @@ class WheelRound(Generic[P]):
     def no_spin(self, reason: str) -> Sequence[object]:
         """The dealer or an automated wheel declared "no spin": the wheel is re-spun with the
         same wagers."""
-        return self._book.void_spin(None, reason)
+        return self._void_spin(None, reason)
+
+    def _void_spin(self, result: str | None, reason: str) -> tuple[object, ...]:
+        """A spin declared "no spin": count it, keep every wager, ask again."""
+        self._book.advance("spin")
+        event = SpinVoided(self.round_id, self.spins, result, reason)
+        self.spins += 1
+        return (event,)
+
+    def _settle_spin(
+        self, decided: Iterable[tuple[Wager, Outcome]], result: str
+    ) -> tuple[object, ...]:
+        """A valid result: every wager settled, the losing ones first and then the others,
+        as the dealer collects and then pays (617a.5(e), 619a.2(e))."""
+        pairs = list(decided)
+        self._book.require("settle")
+        if len(pairs) != len(self._book.wagers):  # checked before anything changes
+            raise InvariantViolation("every wager must be settled exactly once")
+        events = (*self._book.settle(pairs), *self._book.finish(result))
+        self.spins += 1
+        return events
 
     def provide_card(self, card: Card) -> Sequence[object]:
         """A wheel game never asks for a card (the runtime's bug if called)."""

@@ -23,7 +23,7 @@ from server.games.big_six_wheel import (
 from server.games.chance import SpinRequest
 from server.games.errors import (
     BELOW_MINIMUM,
-    NOT_IN_PHASE,
+    BETTING_CLOSED,
     UNKNOWN_WAGER,
     IllegalAction,
     InvariantViolation,
@@ -128,7 +128,7 @@ def test_rejections() -> None:
     engine.close_betting()
     with pytest.raises(IllegalAction) as info:
         engine.place(Wager("b", "p", "one", 100))
-    assert info.value.code == NOT_IN_PHASE
+    assert info.value.code == BETTING_CLOSED  # 619a.2(a): "no more bets"
 
 
 def test_driven_by_the_virtual_wheel() -> None:

@@ -108,7 +108,7 @@ class RouletteRound(WheelRound[Placement]):
     def place(self, wager: Wager) -> Sequence[object]:
         """Accept ``wager``; ``BetAccepted`` carries it with its canonical spot."""
         placement = self.verify_place(wager)
-        return self._book.place(replace(wager, spot=placement.spot), placement)
+        return self._accept(replace(wager, spot=placement.spot), placement)
 
     def provide_spin(self, label: str) -> Sequence[object]:
         """The ball came to rest in compartment ``label`` (617a.3(d), 617a.5(c)).
@@ -119,16 +119,17 @@ class RouletteRound(WheelRound[Placement]):
         wheel = self.table.wheel
         if not isinstance(label, str) or label not in wheel_order(wheel):
             raise InvariantViolation(f"{label!r} is not a compartment of a {wheel.value} wheel")
-        landed = BallLanded(self.round_id, self._book.spins, label)
+        landed = BallLanded(self.round_id, self.spins, label)
         if is_void_spin(label, wheel):
             return (
                 landed,
-                *self._book.void_spin(
+                *self._void_spin(
                     label, "no spin: 00 on a double zero wheel used as single zero, 617a.4(c)(2)"
                 ),
             )
-        settlements = settle_all(self._book.wagers, label, wheel)
-        return (landed, *self._book.settle(settlements, _describe(label)))
+        settled = settle_all(self.wagers, label, wheel)
+        decided = [(s.wager, s.outcome) for s in settled]
+        return (landed, *self._settle_spin(decided, _describe(label)))
 
 
 def _describe(label: str) -> str:

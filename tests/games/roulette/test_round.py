@@ -12,6 +12,7 @@ from server.games.errors import (
     ABOVE_MAXIMUM,
     BAD_AMOUNT,
     BELOW_MINIMUM,
+    BETTING_CLOSED,
     DUPLICATE_BET_ID,
     NOT_IN_PHASE,
     UNKNOWN_BET,
@@ -156,19 +157,20 @@ def test_driven_by_the_virtual_wheel() -> None:
 
 
 @pytest.mark.parametrize(
-    ("command", "phase_setup"),
+    ("command", "phase_setup", "code"),
     [
-        ("place", "unopened"),
-        ("place", "closed"),
-        ("cancel", "closed"),
-        ("close_betting", "closed"),
-        ("provide_spin", "betting"),
-        ("provide_spin", "settled"),
-        ("open", "betting"),
-        ("void", "settled"),
+        ("place", "unopened", NOT_IN_PHASE),
+        ("place", "closed", BETTING_CLOSED),
+        ("cancel", "closed", BETTING_CLOSED),
+        ("close_betting", "unopened", NOT_IN_PHASE),
+        ("close_betting", "closed", NOT_IN_PHASE),
+        ("provide_spin", "betting", NOT_IN_PHASE),
+        ("provide_spin", "settled", NOT_IN_PHASE),
+        ("open", "betting", NOT_IN_PHASE),
+        ("void", "settled", NOT_IN_PHASE),
     ],
 )
-def test_commands_out_of_phase_are_rejected(command: str, phase_setup: str) -> None:
+def test_commands_out_of_phase_are_rejected(command: str, phase_setup: str, code: str) -> None:
     engine = RouletteRound(RouletteTable(SZ), "r1")
     if phase_setup != "unopened":
         engine.open()
@@ -187,7 +189,7 @@ def test_commands_out_of_phase_are_rejected(command: str, phase_setup: str) -> N
     }
     with pytest.raises(IllegalAction) as info:
         calls[command]()
-    assert info.value.code == NOT_IN_PHASE
+    assert info.value.code == code
 
 
 def test_cancel_and_duplicates() -> None:
