@@ -25,9 +25,8 @@ import random
 from collections.abc import Callable, MutableSequence, Sequence
 from typing import TypeVar
 
-from rng import scaling
 from rng.certify.subject import Subject
-from rng.sources import RandomSource
+from rng.sources import RandomSource, _Scaled  # the real sources' base: one flaw apart
 
 __all__ = [
     "BiasedByte",
@@ -43,16 +42,10 @@ __all__ = [
 T = TypeVar("T")
 
 
-class _ScaledBytes:
-    """``randbelow``/``shuffle``/``choice`` by a pluggable ``randbelow`` over ``random_bytes``."""
-
-    name = "abstract"
-
-    def random_bytes(self, n: int) -> bytes:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def randbelow(self, n: int) -> int:
-        return scaling.randbelow(self.random_bytes, n)
+class _ScaledBytes(_Scaled):
+    """A real source's unbiased ``randbelow`` over ``random_bytes``, with ``shuffle`` and
+    ``choice`` drawn through ``self.randbelow``: a subject that breaks the scaling breaks
+    every deal and spin with it."""
 
     def shuffle(self, items: MutableSequence[T]) -> None:
         for i in range(len(items) - 1, 0, -1):
