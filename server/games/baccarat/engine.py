@@ -266,8 +266,9 @@ class BaccaratRound:
             raise ConfigError("Must-Hit-By Mystery Bonus offered without its meter")
         self._phase = _BETTING
         self._opened = False
-        self._betting = False  # open for bets: phase BETTING, and opened (one test, hot paths)
-        self._taking = _NOT_TAKING  # the routes while ``_betting``
+        # The routes that take bets: the table's while betting is open (phase BETTING, and
+        # opened), else ``_NOT_TAKING``: one test on the hot paths, and place's spot lookup.
+        self._taking = _NOT_TAKING
         self._open: list[Wager] = []  # accepted, in order; see ``wagers`` once dealing
         self._players: dict[str, _Bets] = {}  # each player's bets this round
         # the wagers settled on the initial cards, the others, and the progressive ones
@@ -325,7 +326,7 @@ class BaccaratRound:
         self._require("open")
         if self._opened:
             raise IllegalAction(NOT_IN_PHASE, "betting is already open", "open")
-        self._opened = self._betting = True
+        self._opened = True
         self._taking = self._routes
         return (BettingOpened(self.round_id),)
 
@@ -333,7 +334,7 @@ class BaccaratRound:
         """Raise the ``IllegalAction`` that ``place(wager)`` would raise; change nothing.
 
         The rules in the order they are checked; the first one broken is reported."""
-        if not self._betting:
+        if self._taking is _NOT_TAKING:
             self._require("place")
         spot = wager.spot
         route = self._routes.get(spot)
@@ -398,7 +399,7 @@ class BaccaratRound:
         raise InvariantViolation(f"place refused a wager that check_place accepts: {wager!r}")
 
     def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        if not self._betting:
+        if self._taking is _NOT_TAKING:
             self._require("cancel")
         bets = self._players.get(player_id, _NO_BETS)
         wager = bets.by_id.get(bet_id)
@@ -422,10 +423,10 @@ class BaccaratRound:
         return (BetCancelled(self.round_id, wager),)
 
     def close_betting(self) -> Sequence[object]:
-        if not self._betting:
+        if self._taking is _NOT_TAKING:
             self._require("close_betting")
         self._phase = _DEALING
-        self._betting, self._taking = False, _NOT_TAKING
+        self._taking = _NOT_TAKING
         self._next = "player"
         return (BettingClosed(self.round_id),)
 
@@ -590,7 +591,7 @@ class BaccaratRound:
         self._open.clear()
         self._next = None
         self._phase = _VOIDED
-        self._betting, self._taking = False, _NOT_TAKING
+        self._taking = _NOT_TAKING
         events.append(RoundVoided(self.round_id, reason))
         return tuple(events)
 
