@@ -18,9 +18,10 @@ class RoundStatus(Enum):
 
 @dataclass(frozen=True, slots=True)
 class JournalRecord:
-    """One input of a round, in order: ``kind`` names it (``opened``, ``bet``, ``cancel``,
-    ``closed``, ``card``, ``spin``, ``hole_range``, ``decision``, ``timeout``, ``settled``,
-    ``voided``), ``payload`` holds its fields (JSON-compatible)."""
+    """One input of a round, in order: ``kind`` names it (``opened``, ``bet``,
+    ``bet_refused`` — the bet just before it never stood, its debit was refused —
+    ``cancel``, ``closed``, ``card``, ``spin``, ``hole_range``, ``decision``, ``timeout``,
+    ``settled``, ``voided``), ``payload`` holds its fields (JSON-compatible)."""
 
     seq: int
     table_id: str

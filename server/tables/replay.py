@@ -31,7 +31,7 @@ def replay_round(game: GameTable, round_id: str, records: Sequence[JournalRecord
     engine = game.new_round(round_id, replay=True)
     events: list[object] = list(engine.open())
     finished = None
-    for record in records:
+    for record in _standing(records):
         p = record.payload
         kind = record.kind
         if kind == "opened":
@@ -61,3 +61,17 @@ def replay_round(game: GameTable, round_id: str, records: Sequence[JournalRecord
         else:
             raise ValueError(f"round {round_id}: unknown journal record {kind!r}")
     return Replayed(engine, events, finished)
+
+
+def _standing(records: Sequence[JournalRecord]) -> list[JournalRecord]:
+    """The records without the bets that never stood: a ``bet`` followed by its
+    ``bet_refused`` (the debit was refused, so the bet was never acknowledged)."""
+    refused: set[int] = set()
+    last_bet: dict[tuple[str, str], int] = {}
+    for record in records:
+        key = (str(record.payload.get("player")), str(record.payload.get("bet_id")))
+        if record.kind == "bet":
+            last_bet[key] = record.seq
+        elif record.kind == "bet_refused" and key in last_bet:
+            refused.add(last_bet.pop(key))
+    return [r for r in records if r.seq not in refused and r.kind != "bet_refused"]

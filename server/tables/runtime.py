@@ -9,13 +9,12 @@ their deadlines, settle every wager through the ledger, pause, and again.
 
 Every write to the ledger and the journal is awaited (``apost``, ``aappend`` ...): it is made
 by the store's writer thread with group commit, so the event loop — and every other table —
-goes on while it reaches the disk, and this table acknowledges a bet once its debit is
-durable and reveals a card only once it is journaled. A bet's journal record is queued before
-the ack and awaited before "no more bets" (``_bets_journaled``), so no outcome is recorded
-for a round that lacks one of its bets. A write that fails (``StorageError``) refuses the
-command that needed it when nothing had changed yet (the bet is not placed, no money moved);
-when the table had already changed, the table closes as a crash would leave it, and the next
-start's recovery completes or voids its open round.
+goes on while it reaches the disk, and this table acknowledges a bet once its debit *and* its
+journal record are durable (written at the same time, by the two writers) and reveals a card
+only once it is journaled. A write that fails (``StorageError``) refuses the command that
+needed it when nothing had changed yet (the bet is not placed, no money moved); when the
+table had already changed, the table closes as a crash would leave it, and the next start's
+recovery completes or voids its open round.
 
 Every event gets the table's next sequence number and goes to each viewer that may see it
 (``views``); the last ``history`` events are kept so a reconnecting viewer can resume.
@@ -76,6 +75,7 @@ INSUFFICIENT_FUNDS = "insufficient_funds"
 NOT_YOUR_BOX = "not_your_box"
 ROUND_NOT_OPEN = "round_not_open"
 STORAGE_FAILED = "storage_failed"
+BET_REFUSED = "bet_refused"  # journal: the bet recorded just before never stood
 TABLE_UNAVAILABLE = "table_unavailable"
 
 
@@ -327,30 +327,40 @@ class TableRuntime:
         events = engine.place(Wager(bet_id, player_id, spot, amount))
         # The engine may canonicalise the spot ("split:20-17" → "split:17-20").
         accepted = next(e.wager for e in events if isinstance(e, BetAccepted))
+        # The bet's journal record and its debit are written at the same time, by the
+        # journal's and the ledger's writers, and the bet is acknowledged once *both* are
+        # durable: every acknowledged bet is in the round's journal (the audit record, game
+        # recall's source) and in the ledger. Queued now, the record keeps its place ahead
+        # of everything later in the round.
+        record = self.journal.append_queued(
+            round_id,
+            "bet",
+            {"player": player_id, "bet_id": bet_id, "spot": accepted.spot, "amount": amount},
+            player=player_id,
+        )
         try:
             await apost_bet(self.ledger, round_id, accepted)
-        except InsufficientFunds as exc:
+        except (InsufficientFunds, StorageError) as exc:  # nothing was debited
             engine.cancel(player_id, bet_id)  # undo in the engine; nothing was broadcast
+            # The journal says the bet never stood (replay skips it); "no more bets" waits
+            # for both records.
+            self._bet_records += [
+                record,
+                self.journal.append_queued(
+                    round_id, BET_REFUSED, {"player": player_id, "bet_id": bet_id}
+                ),
+            ]
+            if isinstance(exc, StorageError):
+                return _storage_failed(exc)
             raise IllegalAction(
                 INSUFFICIENT_FUNDS, f"the balance {exc.balance} does not cover {amount}", amount
             ) from None
-        except StorageError as exc:  # nothing was debited
-            engine.cancel(player_id, bet_id)
-            return _storage_failed(exc)
-        # The bet's journal record is queued now, in order before anything later in the
-        # round, and made durable by the journal's writer while the ack goes out: the
-        # debit above is what makes the bet stand. No card is journaled, and so no outcome
-        # recorded, before every bet record is durable (``_bets_journaled``); if one cannot
-        # be written the table closes, and recovery voids the round, returning every
-        # debited wager from the ledger.
-        self._bet_records.append(
-            self.journal.append_queued(
-                round_id,
-                "bet",
-                {"player": player_id, "bet_id": bet_id, "spot": accepted.spot, "amount": amount},
-                player=player_id,
-            )
-        )
+        (written,) = await wait_durable([record])
+        if isinstance(written, BaseException):
+            # Debited but not journaled: the bet is not acknowledged, and its round can only
+            # be voided. The table closes (``_handle``, ``run``); recovery at the next start
+            # returns the debit with every other wager of the round.
+            raise StorageError(f"the bet could not be journaled: {written}")
         self._bets[key] = accepted
         self._asked[key] = (spot, amount)
         self._round_bets.setdefault(player_id, []).append(accepted)
@@ -455,6 +465,18 @@ class TableRuntime:
                 log.critical(
                     "table %s: the ledger or journal could not be written; table closed, "
                     "round %s left for recovery at the next start",
+                    self.id,
+                    self.round_id,
+                    exc_info=True,
+                )
+                self.available = False
+                break
+            except Exception:
+                # Our own failure (a broken invariant, a journal that refuses the round):
+                # never die silently with the table still counted as running. The round
+                # stays open for recovery at the next start, as after a crash.
+                log.critical(
+                    "table %s failed; table closed, round %s left for recovery at the next start",
                     self.id,
                     self.round_id,
                     exc_info=True,

@@ -6,12 +6,18 @@ trigger that another connection (an operator's tool, say) put into the file."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from server.games.events import WagerSettled
 from server.journal import RoundStatus
 from server.tables.recovery import recover_open_rounds
-from server.wallet import OPEN_WAGERS
+from server.tables.replay import replay_round
+from server.wallet import OPEN_WAGERS, PLAY_MONEY_ISSUER, Transfer
+from server.wallet.ledger import player_account
 from tests.tables.harness import Harness, RecordingViewer
 
 
@@ -66,17 +72,19 @@ def test_a_bet_whose_debit_cannot_be_written_is_refused_and_costs_nothing(
     run(scenario())
 
 
-def test_a_bet_whose_journal_record_cannot_be_written_voids_its_round_before_any_card(
+def test_a_bet_whose_journal_record_cannot_be_written_is_not_acknowledged(
     tmp_path: Path,
 ) -> None:
-    """The debit makes a bet stand, so it is acknowledged while its journal record is still
-    on its way to disk; no card is journaled (no outcome recorded) before every bet record is
-    durable. If one cannot be written the table closes at "no more bets" and recovery voids
-    the round: every debited wager comes back, none is lost or paid twice."""
+    """A bet is acknowledged once its debit *and* its journal record are durable (issue
+    #14: every acknowledged bet is in its round's journal). If the record cannot be written
+    the bet is refused with ``storage_failed``, the table closes before any card, and
+    recovery voids the round: the debit comes back, nothing is lost or paid twice."""
 
     async def scenario() -> None:
         h = Harness("roulette", data_dir=tmp_path, wheel="single_zero")
         h.fund("alice")
+        viewer = RecordingViewer("alice")
+        h.table.add_viewer(viewer, "player")
         await h.start()
         r = h.table.round_id
         assert r is not None
@@ -84,18 +92,18 @@ def test_a_bet_whose_journal_record_cannot_be_written_voids_its_round_before_any
         reply = await h.table.submit(
             "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
         )
-        assert reply.error is None and reply.data["balance"] == 9_500
-        await h.clock.advance(0)  # the record's write has failed by now
-        # No further bet is taken into a round that can only be voided: the table closes.
+        assert reply.error is not None and reply.error[0] == "storage_failed"
+        assert "closed" in reply.error[1]
+        assert not viewer.events("bet_accepted")  # never announced either
         refused = await h.table.submit(
             "place", "alice", round_id=r, bet_id="b2", spot="black", amount=500
         )
-        assert refused.error is not None and refused.error[0] == "storage_failed"
-        assert h.balance("alice") == 9_500  # b2 was not debited
+        assert refused.error is not None and refused.error[0] == "table_unavailable"
         await h.clock.advance(10)
         assert not h.table.available and h.table.phase == "closed"
         assert h.journal.status(r) is RoundStatus.OPEN
         assert not [rec for rec in h.journal.records(r) if rec.kind in ("closed", "spin")]
+        # The debit was durable before the record failed: held until recovery returns it.
         assert h.balance("alice") == 9_500 and h.ledger.balance(OPEN_WAGERS) == 500
         await h.stop()
         _heal(tmp_path / "journal.sqlite", "no_bets")
@@ -103,6 +111,43 @@ def test_a_bet_whose_journal_record_cannot_be_written_voids_its_round_before_any
         assert [(d.round_id, d.outcome, d.players) for d in done] == [(r, "voided", ("alice",))]
         assert h.balance("alice") == 10_000 and h.ledger.balance(OPEN_WAGERS) == 0
         assert h.ledger.total() == 0 and h.ledger.reconcile() == {}
+        h.ledger.close()
+        h.journal.close()
+
+    run(scenario())
+
+
+def test_a_refused_debit_is_journaled_as_never_standing(tmp_path: Path) -> None:
+    """The bet's record is written beside its debit; when the ledger refuses the debit the
+    journal says so (``bet_refused``), and replay, recall and recovery skip that bet — the
+    same bet id may be placed again once the money is there."""
+
+    async def scenario() -> None:
+        h = Harness("roulette", data_dir=tmp_path, wheel="single_zero")
+        h.fund("alice", 300)
+        await h.start()
+        r = h.table.round_id
+        assert r is not None
+        poor = await h.table.submit(
+            "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
+        )
+        assert poor.error is not None and poor.error[0] == "insufficient_funds"
+        h.ledger.post(
+            "top-up:alice", [Transfer(PLAY_MONEY_ISSUER, player_account("alice"), 1_000, "grant")]
+        )
+        ok = await h.table.submit("place", "alice", round_id=r, bet_id="b1", spot="red", amount=500)
+        assert ok.error is None
+        await h.clock.advance(10)
+        assert h.journal.status(r) is RoundStatus.SETTLED
+        kinds = [(rec.kind, rec.payload.get("bet_id")) for rec in h.journal.records(r)]
+        assert kinds[:4] == [("opened", None), ("bet", "b1"), ("bet_refused", "b1"), ("bet", "b1")]
+        replayed = replay_round(h.table.game, r, h.journal.records(r))
+        settled = [e for e in replayed.events if isinstance(e, WagerSettled)]
+        assert [(e.settlement.wager.bet_id, e.settlement.wager.amount) for e in settled] == [
+            ("b1", 500)
+        ]
+        assert h.ledger.total() == 0 and h.ledger.reconcile() == {}
+        await h.stop()
         h.ledger.close()
         h.journal.close()
 
@@ -145,3 +190,28 @@ def test_a_settlement_that_cannot_be_written_closes_the_table_for_recovery(
         h.journal.close()
 
     run(scenario())
+
+
+def test_a_table_that_fails_for_any_other_reason_says_so_and_stops(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its round finished under it (as a second server's recovery did before the data
+    directory was locked, issue #14): the table must not die silently while still counted as
+    running — it logs the failure, closes, and leaves the round to recovery."""
+
+    async def scenario() -> None:
+        h = Harness("roulette", data_dir=tmp_path, wheel="single_zero")
+        await h.start()
+        r = h.table.round_id
+        with sqlite3.connect(tmp_path / "journal.sqlite") as db:
+            db.execute("UPDATE rounds SET status = 'voided' WHERE round_id = ?", (r,))
+        await h.clock.advance(10)  # "no more bets" cannot be journaled
+        assert not h.table.available and h.table.phase == "closed"
+        assert h.task is not None and h.task.done() and h.task.exception() is None
+        await h.stop()
+        h.ledger.close()
+        h.journal.close()
+
+    with caplog.at_level(logging.CRITICAL, logger="croupier.table"):
+        run(scenario())
+    assert any("table t1 failed" in m for m in caplog.messages)
