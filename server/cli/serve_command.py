@@ -41,6 +41,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from server.datadir import DataDirInUse
     from server.net.app import Service, configure_logging
 
     configure_logging(args.log_level)
@@ -55,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # a game's own options, checked when its table is built
         print(f"croupier serve: {settings.source}: {exc}", file=sys.stderr)
         return 2
+    except DataDirInUse as exc:
+        print(f"croupier serve: {exc}", file=sys.stderr)
+        return 1
     try:
         asyncio.run(service.run_forever())
     except OSError as exc:

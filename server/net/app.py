@@ -26,6 +26,7 @@ from websockets.http11 import Request, Response
 
 from server import __version__
 from server.config import ServerSettings
+from server.datadir import DataDirLock
 from server.journal.sqlite_journal import SqliteJournal
 from server.net.connection import ConnectionLimits, serve_connection
 from server.net.fanout import fanout
@@ -118,17 +119,23 @@ class Service:
         limits: ConnectionLimits | None = None,
         client_dist: Path = CLIENT_DIST,
     ) -> None:
-        data_dir.mkdir(parents=True, exist_ok=True)
         self.host, self.port = host, port
-        self.ledger = SqliteLedger(data_dir / "ledger.sqlite")
-        self.journal = SqliteJournal(data_dir / "journal.sqlite")
-        self.casino = Casino(
-            settings,
-            self.ledger,
-            self.journal,
-            clock or SystemClock(),
-            secret_file=data_dir / "token-key",
-        )
+        # Before anything is read or written there: a second server on the same directory
+        # would run crash recovery on this one's live rounds (``DataDirInUse``).
+        self.lock = DataDirLock(data_dir)
+        try:
+            self.ledger = SqliteLedger(data_dir / "ledger.sqlite")
+            self.journal = SqliteJournal(data_dir / "journal.sqlite")
+            self.casino = Casino(
+                settings,
+                self.ledger,
+                self.journal,
+                clock or SystemClock(),
+                secret_file=data_dir / "token-key",
+            )
+        except BaseException:
+            self.lock.release()
+            raise
         self.metrics = Metrics()
         self.limits = limits or ConnectionLimits()
         self.client_dist = client_dist
@@ -142,6 +149,12 @@ class Service:
             "croupier_tables_running",
             "tables whose task is running",
             lambda: sum(t.available for t in self.casino.tables.values()),
+        )
+        self.metrics.gauge(
+            "croupier_tables_stopped",
+            "tables closed because they could not go on (storage failure, RNG failure, an "
+            "internal error): they take no bets until a restart recovers their round",
+            lambda: sum(not t.available for t in self.casino.tables.values()),
         )
         self.metrics.gauge(
             "croupier_open_wagers_minor_units",
@@ -238,6 +251,7 @@ class Service:
         await self.casino.stop()
         self.ledger.close()
         self.journal.close()
+        self.lock.release()
 
     async def run_forever(self) -> None:
         """Serve until SIGINT or SIGTERM, then stop cleanly: open rounds are voided and

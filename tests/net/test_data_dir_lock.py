@@ -1,0 +1,152 @@
+"""A data directory belongs to one ``croupier serve`` at a time (server/datadir.py).
+
+A second server on the same directory — on the same port or another — is refused at once,
+naming the directory and the PID that holds it, and never touches the first one's journal:
+the first server goes on running every table with nothing voided. The lock is the kernel's,
+so it is gone when its holder dies, ``kill -9`` included.
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from server.datadir import DataDirInUse, DataDirLock
+
+CROUPIER = Path(sys.executable).with_name("croupier")
+TABLES = """
+[[tables]]
+id = "bac"
+name = "Baccarat"
+game = "baccarat"
+betting_seconds = 0.3
+pause_seconds = 0.1
+
+[[tables]]
+id = "rt"
+name = "Roulette"
+game = "roulette"
+betting_seconds = 0.3
+pause_seconds = 0.1
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _serve(config: Path, data_dir: Path, port: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [CROUPIER, "serve", "--config", config, "--data-dir", data_dir, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def _wait_ready(port: int) -> None:
+    for _ in range(200):
+        try:
+            if _get(f"http://127.0.0.1:{port}/readyz")[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"the server on port {port} never became ready")
+
+
+def _rounds(data_dir: Path) -> dict[str, int]:
+    with sqlite3.connect(f"file:{data_dir / 'journal.sqlite'}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT status, COUNT(*) FROM rounds GROUP BY status").fetchall()
+    return {status: count for status, count in rows}
+
+
+def _metric(port: int, name: str) -> float:
+    _, text = _get(f"http://127.0.0.1:{port}/metrics")
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"no {name} in /metrics")
+
+
+def test_a_second_server_on_the_same_data_directory_is_refused_and_the_first_plays_on(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "tables.toml"
+    config.write_text(TABLES)
+    data = tmp_path / "data"
+    port = _free_port()
+    first = _serve(config, data, port)
+    try:
+        _wait_ready(port)
+        time.sleep(1.0)  # rounds are open in the journal now
+        for second_port in (port, _free_port()):  # "address in use" and a free port alike
+            started = time.monotonic()
+            command = [CROUPIER, "serve", "--config", config, "--data-dir", data]
+            second = subprocess.run(
+                [*command, "--port", str(second_port)],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            assert second.returncode == 1
+            assert time.monotonic() - started < 10  # at once, not after a recovery
+            assert str(data.resolve()) in second.stderr
+            assert f"process {first.pid}" in second.stderr
+            assert "recovered" not in second.stderr  # it never ran recovery
+        before = _rounds(data)
+        time.sleep(2.0)
+        after = _rounds(data)
+        # The first server plays on: more rounds settle, none was voided.
+        assert after.get("settled", 0) > before.get("settled", 0)
+        assert "voided" not in after
+        assert _get(f"http://127.0.0.1:{port}/readyz") == (200, "ready\n")
+        assert _metric(port, "croupier_tables_running") == 2
+        assert _metric(port, "croupier_tables_stopped") == 0
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(timeout=20) == 0
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    # Stopped cleanly, the directory is free again.
+    third = _serve(config, data, port)
+    try:
+        _wait_ready(port)
+    finally:
+        third.kill()  # kill -9: the kernel releases the lock with the process
+        third.wait()
+    fourth = _serve(config, data, port)
+    try:
+        _wait_ready(port)
+    finally:
+        fourth.kill()
+        fourth.wait()
+
+
+def test_the_lock_names_its_holder_and_is_released(tmp_path: Path) -> None:
+    with DataDirLock(tmp_path):
+        with pytest.raises(DataDirInUse) as refused:
+            DataDirLock(tmp_path)
+        assert refused.value.pid is not None and str(tmp_path.resolve()) in str(refused.value)
+    DataDirLock(tmp_path).release()  # free once released
