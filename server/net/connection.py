@@ -372,7 +372,7 @@ async def serve_connection(
             try:
                 message = decode_client(frame)
             except ProtocolError as exc:
-                session.error(exc.code, exc.message)
+                session.error(exc.code, exc.message, ref=exc.ref)
                 continue
             try:
                 await session.handle(message)

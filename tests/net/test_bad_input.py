@@ -186,3 +186,28 @@ def test_silence_after_connecting_is_closed_with_4001(tmp_path: Path) -> None:
             assert info.value.rcvd is not None and info.value.rcvd.code == 4001
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        # Nested deeper than the decoder goes, before the "type" tag it must skip to: this
+        # closed the connection with 1011 (issue #14).
+        (b"\x82\xa3ref\x2a\xa5extra" + b"\x81\xa1a" * 10_000 + b"\x01", "invalid_message"),
+        (_raw(ref=42, type="launch"), "invalid_message"),
+        (_raw(**BET, round="rt.1", amount=-100, ref=42), "invalid_message"),
+        (b"\x83\xa3ref\x2a\xa4type\xa4ping\xa5nonce", "malformed_frame"),  # truncated
+    ],
+)
+def test_an_unreadable_message_gets_an_error_with_its_ref_and_the_connection_carries_on(
+    tmp_path: Path, frame: bytes, code: str
+) -> None:
+    async def scenario() -> None:
+        async with live_service(tmp_path) as service, Client.connect(service) as c:
+            await c.ws.send(frame)
+            error = await c.expect(ErrorMessage)
+            assert (error.code, error.ref) == (code, 42), error
+            await c.send(ListTables())
+            await c.expect(__import__("server.protocol.messages", fromlist=["Lobby"]).Lobby)
+
+    asyncio.run(scenario())

@@ -16,6 +16,7 @@ from server.protocol.codec import (
     decode_client,
     decode_server,
     encode,
+    readable_ref,
 )
 from server.protocol.messages import (
     CLIENT_MESSAGES,
@@ -115,3 +116,76 @@ def test_server_messages_round_trip_and_tags_are_unique() -> None:
 
 def test_defaults_are_omitted_on_the_wire() -> None:
     assert b"ref" not in encode(ErrorMessage(code="c", message="m"))
+
+
+def _nested(depth: int) -> bytes:
+    """A MessagePack value nested ``depth`` maps deep: {"a": {"a": ... 1}}."""
+    return b"\x81\xa1a" * depth + b"\x01"
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+@pytest.mark.parametrize("ref_first", [True, False])
+def test_a_frame_nested_too_deep_is_an_invalid_message_with_its_ref(
+    depth: int, ref_first: bool
+) -> None:
+    """Issue #14: such a frame closed the connection with 1011 (an uncaught RecursionError);
+    it is an ``invalid_message`` whose reply echoes the frame's ``ref``, wherever it is."""
+    ref = b"\xa3ref\xcd\x01\x2c"  # "ref": 300
+    deep = b"\xa5extra" + _nested(depth)
+    # Before the "type" tag, which the decoder must skip the deep value to find.
+    frame = b"\x83" + (ref + deep if ref_first else deep + ref) + b"\xa4type\xa4ping"
+    with pytest.raises(ProtocolError) as info:
+        decode_client(frame)
+    assert info.value.code == INVALID_MESSAGE and "nested too deeply" in info.value.message
+    assert info.value.ref == 300
+
+
+@pytest.mark.parametrize(
+    ("frame", "ref"),
+    [
+        (_frame(type="launch", ref=7), 7),
+        (_frame(**BET, amount=-5, ref=2**31), 2**31),
+        (_frame(**BET, amount=12.5, ref=0), 0),
+        (_frame(type="ping", nonce="x", ref=-1), None),  # not a valid ref: not echoed
+        (_frame(type="ping", nonce="x", ref=2**31 + 1), None),
+        (_frame(type="ping", nonce="x", ref="7"), None),
+        (_frame(type="ping", nonce="x"), None),
+        (msgspec.msgpack.encode([1, 2, 3]), None),
+        (b"\x82\xa3ref\x05\xc1", 5),  # malformed after the ref: still readable
+    ],
+)
+def test_error_replies_carry_the_ref_when_it_can_be_read(frame: bytes, ref: int | None) -> None:
+    with pytest.raises(ProtocolError) as info:
+        decode_client(frame)
+    assert info.value.ref == ref
+
+
+@given(
+    st.dictionaries(
+        st.text(max_size=5),
+        st.recursive(
+            st.none()
+            | st.booleans()
+            | st.integers(-(2**63), 2**64 - 1)
+            | st.floats()
+            | st.text(max_size=300)
+            | st.binary(max_size=300),
+            lambda inner: (
+                st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4)
+            ),
+            max_leaves=20,
+        ),
+        max_size=6,
+    ),
+    st.integers(0, 2**31),
+)
+def test_readable_ref_finds_the_ref_of_any_map(fields: dict[str, object], ref: int) -> None:
+    fields.pop("ref", None)
+    fields["ref"] = ref
+    assert readable_ref(msgspec.msgpack.encode(fields)) == ref
+
+
+@given(st.binary(max_size=300))
+def test_readable_ref_never_raises(frame: bytes) -> None:
+    found = readable_ref(frame)
+    assert found is None or 0 <= found <= 2**31
