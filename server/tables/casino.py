@@ -31,7 +31,7 @@ from server.tables.clock import Clock
 from server.tables.games import GameTable, build_game
 from server.tables.recovery import Recovered, recover_open_rounds
 from server.tables.replay import replay_round
-from server.tables.runtime import TableRuntime
+from server.tables.runtime import TableRuntime, next_epoch
 from server.wallet.ledger import (
     HOUSE,
     OPEN_WAGERS,
@@ -92,7 +92,13 @@ class Casino:
             last = journal.last_round(table.id)
             first = int(last.rsplit(".", 1)[1]) + 1 if last else 1
             self.tables[table.id] = TableRuntime(
-                table, self.games[table.id], ledger, journal, clock, first_round=first
+                table,
+                self.games[table.id],
+                ledger,
+                journal,
+                clock,
+                first_round=first,
+                epoch=next_epoch(journal, table.id),
             )
         self.notices: dict[str, list[Notice]] = defaultdict(list)
         self._names: dict[str, str] = {}

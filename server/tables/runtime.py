@@ -67,7 +67,16 @@ from server.wallet.ledger import (
     player_account,
 )
 
-__all__ = ["Fanout", "Reply", "TableRuntime", "Viewer", "deliver_each"]
+__all__ = [
+    "SEQ_BLOCK",
+    "Fanout",
+    "Reply",
+    "TableRuntime",
+    "Viewer",
+    "allocate_epoch",
+    "deliver_each",
+    "next_epoch",
+]
 
 log = logging.getLogger("croupier.table")
 
@@ -76,6 +85,10 @@ NOT_YOUR_BOX = "not_your_box"
 ROUND_NOT_OPEN = "round_not_open"
 STORAGE_FAILED = "storage_failed"
 BET_REFUSED = "bet_refused"  # journal: the bet recorded just before never stood
+# Events per epoch's block of sequence numbers (see ``TableRuntime.epoch``). A table that
+# used half of its block starts a new epoch at its next round; 2^32 keeps seq an exact
+# JavaScript number for 2^21 epochs.
+SEQ_BLOCK = 2**32
 TABLE_UNAVAILABLE = "table_unavailable"
 
 
@@ -124,6 +137,25 @@ class _Logged:
     audience: str | None
 
 
+def next_epoch(journal: Journal, table_id: str) -> int:
+    """The epoch of the table's next run, made durable before it returns (the server calls
+    it once per table at start, before any event): one more than the last run's; 1 for a
+    table whose journal predates epochs, 0 for a new one."""
+    saved = journal.load_state(table_id, "epoch")
+    if saved is not None:
+        epoch = int(saved["epoch"]) + 1
+    else:
+        epoch = 0 if journal.last_round(table_id) is None else 1
+    journal.save_state(table_id, "epoch", {"epoch": epoch})
+    return epoch
+
+
+async def allocate_epoch(journal: Journal, table_id: str, current: int) -> int:
+    """A new epoch for a table whose block of sequence numbers is half used."""
+    await journal.asave_state(table_id, "epoch", {"epoch": current + 1})
+    return current + 1
+
+
 def _storage_failed(exc: StorageError) -> Reply:
     return Reply(error=(STORAGE_FAILED, f"not recorded, nothing was charged: {exc}", None))
 
@@ -139,6 +171,7 @@ class TableRuntime:
         *,
         history: int = 1024,
         first_round: int = 1,
+        epoch: int = 0,
     ) -> None:
         self.settings = settings
         self.id = settings.id
@@ -146,7 +179,12 @@ class TableRuntime:
         self.ledger = ledger
         self.journal = journal
         self.clock = clock
-        self.seq = 0
+        # Sequence numbers never repeat, across restarts too: each run of the table (an
+        # epoch, counted durably in the journal by ``allocate_epoch``) numbers its events
+        # from its own block, epoch × SEQ_BLOCK. A client resuming with a seq of an earlier
+        # run is thus always recognised, and gets a snapshot instead of a silent gap.
+        self.epoch = epoch
+        self.seq = epoch * SEQ_BLOCK
         self.round_number = first_round - 1
         self.round_id: str | None = None
         self.engine: RoundEngine | None = None
@@ -537,6 +575,9 @@ class TableRuntime:
                 self._emit_raw(self.round_id, "meters", self.game.meter_amounts(), None)
 
     async def _run_round(self) -> None:
+        if self.seq - self.epoch * SEQ_BLOCK >= SEQ_BLOCK // 2:
+            self.epoch = await allocate_epoch(self.journal, self.id, self.epoch)
+            self.seq = self.epoch * SEQ_BLOCK
         round_id = self._next_round_id()
         shoe = self.game.start_round()
         engine = self.game.new_round(round_id)
