@@ -3,7 +3,8 @@
 It reads the journal under ``--data-dir``, rebuilds the table's game from ``--config`` (the
 same file the server ran with; the demo lobby by default), feeds the round's journaled
 inputs to a fresh engine and prints every input and every event — what a regulator asks for
-"in the event of a question or dispute" (631a.12).
+"in the event of a question or dispute" (631a.12) — and, from the ledger beside it, every
+transfer of the round's money: each stake and what came back.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     game = build_game(table, HmacDrbgSource("replay"))  # the source is never drawn from
     replayed = replay_round(game, args.round_id, records)
     status = journal.status(args.round_id)
+    money = _money(data_dir / "ledger.sqlite", args.round_id)
     result = {
         "round": args.round_id,
         "table": table_id,
@@ -64,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         "status": status.value if status else None,
         "journal": [{"seq": r.seq, "kind": r.kind, **r.payload} for r in records],
         "events": [{"event": event_name(e), **public_data(e)} for e in replayed.events],
+        "money": money,
     }
     if args.json:
         print(json.dumps(to_wire(result), indent=2))
@@ -80,4 +83,34 @@ def run(args: argparse.Namespace) -> int:
     for event in result["events"]:
         name = event.pop("event")
         print(f"  {name:<24} {json.dumps(to_wire(event), separators=(',', ':'))}")
+    print("money (the ledger's transfers for this round):")
+    for t in money:
+        print(
+            f"  {t['kind']:<9} bet {t['bet_id'] or '-':<10} {t['amount']:>10}  "
+            f"{t['source']} -> {t['destination']}"
+        )
     return 0
+
+
+def _money(path: Path, round_id: str) -> list[dict[str, Any]]:
+    """Every transfer of the round in the ledger: each stake debited, and what came back
+    (settled, voided, cancelled) — the money side of the journal's story."""
+    from server.wallet.sqlite_ledger import SqliteLedger
+
+    if not path.exists():
+        return []
+    ledger = SqliteLedger(path)
+    try:
+        return [
+            {
+                "key": key,
+                "kind": t.kind,
+                "bet_id": t.bet_id,
+                "amount": t.amount,
+                "source": t.source,
+                "destination": t.destination,
+            }
+            for key, t in ledger.round_transfers(round_id)
+        ]
+    finally:
+        ledger.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,53 @@ def test_croupier_replay_reconstructs_a_played_round_card_by_card(
     assert f"round {round_id} at table rt" in out and "settled" in out
     assert f"result={label}" in out and "ball_landed" in out and "spot=low" in out
     assert main(["replay", "rt.999", "--data-dir", str(tmp_path)]) == 2
+
+
+def test_croupier_replay_of_a_voided_round_shows_each_stake_and_its_return(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #14: a voided round's replay shows every acknowledged stake and its return,
+    from the journal (the engine's void settlements) and from the ledger (the money)."""
+    from server.cli.main import main
+    from tests.net.live import TABLES
+
+    async def scenario() -> str:
+        async with live_service(tmp_path) as service, Client.connect(service, "ann") as ann:
+            await ann.send(Join(table="rt"))
+            r = (await ann.expect(Joined)).snapshot.round
+            for bet_id, spot, amount in (("b1", "low", 200), ("b2", "straight:7", 300)):
+                await ann.send(
+                    PlaceBet(table="rt", round=r, bet_id=bet_id, spot=spot, amount=amount)
+                )
+                await ann.expect(BetAccepted)
+            return str(r)  # the service stops mid-round: the round is voided
+
+    round_id = asyncio.run(scenario())
+    config = tmp_path / "tables.toml"
+    config.write_text(TABLES)
+    assert (
+        main(["replay", round_id, "--data-dir", str(tmp_path), "--config", str(config), "--json"])
+        == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "voided"
+    settled = {
+        e["settlement"]["wager"]["bet_id"]: (
+            e["settlement"]["wager"]["amount"],
+            e["settlement"]["returned"],
+        )
+        for e in result["events"]
+        if e["event"] == "wager_settled"
+    }
+    assert settled == {"b1": (200, 200), "b2": (300, 300)}
+    money = [(t["kind"], t["bet_id"], t["amount"]) for t in result["money"]]
+    assert sorted(money) == [
+        ("void", "b1", 200),
+        ("void", "b2", 300),
+        ("wager", "b1", 200),
+        ("wager", "b2", 300),
+    ]
+    assert main(["replay", round_id, "--data-dir", str(tmp_path), "--config", str(config)]) == 0
+    text = capsys.readouterr().out
+    assert "money (the ledger's transfers for this round):" in text
+    assert "void      bet b2" in text and "wager     bet b2" in text

@@ -215,3 +215,44 @@ def test_a_table_that_fails_for_any_other_reason_says_so_and_stops(
     with caplog.at_level(logging.CRITICAL, logger="croupier.table"):
         run(scenario())
     assert any("table t1 failed" in m for m in caplog.messages)
+
+
+def test_no_bet_is_acknowledged_before_its_journal_record_is_durable(tmp_path: Path) -> None:
+    """Issue #14: after kill -9, acknowledged bets were missing from their round's journal
+    (acked once the debit was durable, the record still queued). Here the journal's writer
+    is held up by another process's write lock: the debit goes through, but the bet is not
+    acknowledged until its record is on disk too."""
+
+    async def scenario() -> None:
+        h = Harness("roulette", data_dir=tmp_path, wheel="single_zero")
+        h.fund("alice")
+        await h.start()
+        r = h.table.round_id
+        assert r is not None
+        blocker = sqlite3.connect(tmp_path / "journal.sqlite", isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # an operator's tool holding the write lock
+        placing = asyncio.create_task(
+            h.table.submit("place", "alice", round_id=r, bet_id="b1", spot="red", amount=500)
+        )
+        with sqlite3.connect(tmp_path / "ledger.sqlite") as ledger_db:
+            for _ in range(500):  # until the debit is durable (real time: another thread)
+                if ledger_db.execute("SELECT 1 FROM batches WHERE key LIKE 'bet:%'").fetchone():
+                    break
+                await asyncio.sleep(0.01)
+            else:
+                raise AssertionError("the debit was never written")
+        await asyncio.sleep(0.1)  # ample time for an ack that needed only the debit
+        assert not placing.done(), "acknowledged before its journal record was durable"
+        assert not [rec for rec in h.journal.records(r) if rec.kind == "bet"]
+        blocker.execute("COMMIT")
+        blocker.close()
+        reply = await asyncio.wait_for(placing, 15)
+        assert reply.error is None
+        assert [rec.payload["bet_id"] for rec in h.journal.records(r) if rec.kind == "bet"] == [
+            "b1"
+        ]
+        await h.stop()
+        h.ledger.close()
+        h.journal.close()
+
+    run(scenario())
