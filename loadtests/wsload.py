@@ -558,7 +558,7 @@ class ServerHarness:
                 table._log.append(_Logged(table.seq, round_id, frame, None))
                 targets = open_public_ws()
                 broadcast(targets, frame)
-                metrics.inc("croupier_frames_sent_total", len(targets))
+                metrics.frames_fanout.value += len(targets)
                 return len(targets)
 
             return one
@@ -583,7 +583,7 @@ class ServerHarness:
                 add = coalescer.add
                 for ws in targets:
                     add(ws, wire)
-                metrics.inc("croupier_frames_sent_total", len(targets))
+                metrics.frames_fanout.value += len(targets)
                 return len(targets)
 
             return coalesce

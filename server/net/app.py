@@ -142,12 +142,16 @@ class Service:
         self.server: Server | None = None
         self._connections = 0
         self.metrics.gauge(
-            "croupier_connections_open", "open WebSocket connections", lambda: self._connections
+            "croupier_connections_open",
+            "WebSocket connections open now (handshake completed, not yet closed)",
+            lambda: self._connections,
         )
-        self.metrics.gauge("croupier_tables", "configured tables", lambda: len(self.casino.tables))
+        self.metrics.gauge(
+            "croupier_tables", "Tables in the configuration file", lambda: len(self.casino.tables)
+        )
         self.metrics.gauge(
             "croupier_tables_running",
-            "tables whose task is running",
+            "Tables whose task is running and taking bets (the others are closed)",
             lambda: sum(t.available for t in self.casino.tables.values()),
         )
         self.metrics.gauge(
@@ -158,7 +162,7 @@ class Service:
         )
         self.metrics.gauge(
             "croupier_open_wagers_minor_units",
-            "money held in open wagers",
+            "Money held in open wagers (debited, not yet settled), in minor units",
             lambda: self.ledger.balance("wagers:open"),
         )
 
@@ -217,13 +221,14 @@ class Service:
 
     def _fanout(self, targets: Iterable[Any], payload: bytes) -> int:
         sent = fanout(targets, payload)
-        self.metrics.inc("croupier_frames_sent_total", sent)
+        self.metrics.frames_fanout.value += sent
         return sent
 
     async def start(self, *, stagger: bool = True) -> None:
         for table in self.casino.tables.values():
             table.fanout = self._fanout
         self.casino.start(stagger=stagger)
+        self.metrics.watch(self.casino)  # rounds per game, and those recovery finished
         self.server = await serve(
             self._handler,
             self.host,

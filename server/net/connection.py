@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +99,8 @@ class _Session:
         self.closing = False
         self.close_code, self.close_reason = 1000, ""
         self._closer: asyncio.Task[None] | None = None
+        self.received_at = 0.0  # when the frame being handled arrived (time.perf_counter)
+        self.last_error = ""  # the code of the last error reply
 
     # --- sending -----------------------------------------------------------------------------
 
@@ -106,14 +109,16 @@ class _Session:
 
     def send_frame(self, frame: bytes) -> None:
         if self.write_wire(ws_binary_frame(frame)):
-            self.metrics.inc("croupier_frames_sent_total")
+            self.metrics.frames_direct.value += 1
 
     def write_wire(self, wire: bytes) -> bool:
         """Write an already framed message (``fanout``) if this connection can take it."""
         if self.closing or self.ws.state is not State.OPEN:
+            self.metrics.shed_closing.value += 1
             return False
         transport = self.ws.transport
         if transport.get_write_buffer_size() > self.limits.max_backlog:
+            self.metrics.shed_too_slow.value += 1
             self.metrics.inc("croupier_slow_viewers_disconnected_total")
             self._close(CLOSE_TOO_SLOW, "too slow to follow the table; resume from your last seq")
             return False
@@ -130,6 +135,7 @@ class _Session:
 
     def error(self, code: str, message: str, value: Any = None, ref: int | None = None) -> None:
         self.metrics.inc("croupier_errors_total", code=code)
+        self.last_error = code
         safe = value if isinstance(value, bool | int | str | float) or value is None else str(value)
         self.send(ErrorMessage(code=code, message=message, value=safe, ref=ref))
 
@@ -292,12 +298,15 @@ class _Session:
         table = self.casino.tables.get(m.table)
         viewer = self.viewers.get(m.table)
         if table is not None and (viewer is None or table.viewers.get(viewer) != "player"):
+            self.metrics.bet_refused("not_seated")
             return self.error("not_seated", "join the table as a player to bet", m.table, m.ref)
         reply = await self._submit(
             m.table, m.ref, "place", round_id=m.round, bet_id=m.bet_id, spot=m.spot, amount=m.amount
         )
-        if reply is not None:
-            self.metrics.inc("croupier_bets_accepted_total")
+        if reply is None:
+            self.metrics.bet_refused(self.last_error)
+        else:
+            self.metrics.bet_accepted(self.casino.tables[m.table].game.game)
             d = reply.data
             self.send(
                 BetAccepted(
@@ -310,6 +319,7 @@ class _Session:
                     ref=m.ref,
                 )
             )
+            self.metrics.bet_acked(self.received_at)
 
     async def _cancel(self, m: CancelBet) -> None:
         reply = await self._submit(m.table, m.ref, "cancel", round_id=m.round, bet_id=m.bet_id)
@@ -329,6 +339,8 @@ class _Session:
             m.table, m.ref, "repeat", round_id=m.round, prefix=m.bet_id_prefix
         )
         if reply is not None:
+            game = self.casino.tables[m.table].game.game
+            self.metrics.bet_accepted(game, len(reply.data["bets"]))
             for d in reply.data["bets"]:
                 self.send(
                     BetAccepted(
@@ -359,6 +371,7 @@ async def serve_connection(
             try:
                 timeout = limits.hello_timeout if first else None
                 frame = await asyncio.wait_for(ws.recv(), timeout)
+                session.received_at = time.perf_counter()
             except TimeoutError:
                 await ws.close(CLOSE_NO_HELLO, "no hello")
                 return

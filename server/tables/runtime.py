@@ -210,6 +210,7 @@ class TableRuntime:
         self._bet_records: list[asyncio.Future[int]] = []  # journal records on the way to disk
         self._stop = asyncio.Event()
         self.fanout: Fanout = deliver_each
+        self.round_finished: Callable[[RoundStatus], object] = lambda status: None  # metrics
 
     # --- viewers -----------------------------------------------------------------------------
 
@@ -620,6 +621,7 @@ class TableRuntime:
                 RoundStatus.SETTLED,
                 {"result": self.last_results[-1] if self.last_results else ""},
             )
+            self.round_finished(RoundStatus.SETTLED)
             self._previous_bets = {p: list(ws) for p, ws in self._round_bets.items() if ws}
 
     async def _deal(self, round_id: str, engine: RoundEngine) -> None:
@@ -703,6 +705,7 @@ class TableRuntime:
         await self._bets_journaled()
         await self._emit(engine.void(reason))
         await self.journal.afinish_round(round_id, RoundStatus.VOIDED, {"reason": reason})
+        self.round_finished(RoundStatus.VOIDED)
 
     # --- events out --------------------------------------------------------------------------
 

@@ -11,6 +11,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from tests.net import exposition
+
 CROUPIER = Path(sys.executable).with_name("croupier")
 
 
@@ -55,7 +57,10 @@ def test_serve_answers_health_readiness_and_metrics_then_stops_cleanly(tmp_path:
         assert status == 200
         assert _get(base + "/readyz") == (200, "ready\n")
         status, metrics = _get(base + "/metrics")
-        assert status == 200 and "croupier_tables_running" in metrics
+        assert status == 200
+        parsed = exposition.parse(metrics)  # valid, and every metric says what it measures
+        assert parsed.value("croupier_tables_running") == parsed.value("croupier_tables") > 0
+        assert parsed.value("croupier_rounds_voided_total", game="baccarat", recovered="true") == 0
         status, page = _get(base + "/")
         assert status == 200 and "Croupier" in page
         proc.send_signal(signal.SIGTERM)
