@@ -156,7 +156,7 @@ class Service:
         )
         self.metrics.gauge(
             "croupier_tables_stopped",
-            "tables closed because they could not go on (storage failure, RNG failure, an "
+            "Tables closed because they could not go on (storage failure, RNG failure, an "
             "internal error): they take no bets until a restart recovers their round",
             lambda: sum(not t.available for t in self.casino.tables.values()),
         )
