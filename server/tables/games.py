@@ -30,8 +30,10 @@ from server.games.baccarat.config import Limits, TableConfig, Variant
 from server.games.baccarat.engine import BaccaratRound, Meters
 from server.games.betting import Limits as BoxLimits
 from server.games.big_six_wheel import BIG_SIX_PAYOUTS, BIG_SIX_SPOTS, BigSixRound, BigSixTable
+from server.games.casino_war.round import BOXES as WAR_BOXES
 from server.games.casino_war.round import PAYOUT_ODDS as WAR_ODDS
 from server.games.casino_war.round import CasinoWarRound, CasinoWarTable
+from server.games.down_under_blackjack.round import BOXES as DOWN_UNDER_BOXES
 from server.games.down_under_blackjack.round import DownUnderRound, DownUnderTable
 from server.games.down_under_blackjack.rules import (
     BLACKJACK_ODDS,
@@ -54,12 +56,19 @@ from server.games.twenty_one_baccarat.hands import (
 )
 from server.games.twenty_one_baccarat.hands import MAIN_SPOTS as TWENTY_ONE_MAIN_SPOTS
 from server.games.twenty_one_baccarat.hands import SPOTS as TWENTY_ONE_SPOTS
-from server.games.twenty_one_baccarat.round import TwentyOneBaccaratRound, TwentyOneBaccaratTable
+from server.games.twenty_one_baccarat.round import (
+    BETTING_POSITIONS,
+    TwentyOneBaccaratRound,
+    TwentyOneBaccaratTable,
+)
 
 __all__ = [
     "GAMES",
+    "SEAT_LIMITS",
+    "UNREGULATED_SEAT_LIMIT",
     "ConfigError",
     "GameTable",
+    "SeatLimit",
     "TableSettings",
     "build_game",
 ]
@@ -67,6 +76,27 @@ __all__ = [
 
 class ConfigError(ValueError):
     """A table's configuration is not valid; the message names the table and the setting."""
+
+
+@dataclass(frozen=True)
+class SeatLimit:
+    """How many seats (players who may bet) a game's table may have, and why: the chapter's
+    number of betting positions, or, where the chapter sets none, a bound of our own."""
+
+    most: int
+    reason: str
+
+    @property
+    def default(self) -> int:
+        """``seats`` when the configuration does not say: seven, or fewer if the game's
+        chapter allows fewer."""
+        return min(7, self.most)
+
+
+# Where a chapter sets no number of player positions (617a Roulette, 619a Big Six Wheel, the
+# 631a/631b Baccarat text we implement), a table still needs a bound: seats limit only who
+# may bet (anyone may watch), and a typo such as 7000 should be refused, not served.
+UNREGULATED_SEAT_LIMIT = 100
 
 
 @dataclass(frozen=True)
@@ -574,6 +604,19 @@ class DownUnderBlackjackGame(_ShoeGame):
         return {"match_the_dealer": _pays("685a.11(c)", pays)}
 
 
+_NO_NUMBER = "its chapter sets no number of player positions; Croupier's own bound"
+SEAT_LIMITS: dict[str, SeatLimit] = {
+    "baccarat": SeatLimit(UNREGULATED_SEAT_LIMIT, _NO_NUMBER),
+    "twenty_one_baccarat": SeatLimit(BETTING_POSITIONS, "681a.2(a)"),
+    "casino_war": SeatLimit(WAR_BOXES, "651a.2(a)"),
+    "down_under_blackjack": SeatLimit(DOWN_UNDER_BOXES, "685a.2(a)"),
+    "roulette": SeatLimit(UNREGULATED_SEAT_LIMIT, _NO_NUMBER),
+    "big_six": SeatLimit(UNREGULATED_SEAT_LIMIT, _NO_NUMBER),
+}
+"""The most seats a table of each game may have (``[[tables]] seats``), checked when the
+configuration is read. In Casino War and Down Under Blackjack a seat is a betting box, so
+the limit is also the engine's box count."""
+
 GameFactory = Callable[[TableSettings, RandomSource], GameTable]
 GAMES: dict[str, GameFactory] = {
     "baccarat": BaccaratGame,
@@ -590,5 +633,13 @@ def build_game(settings: TableSettings, source: RandomSource) -> GameTable:
     if factory is None:
         raise ConfigError(
             f"table {settings.id}: unknown game {settings.game!r} (one of {', '.join(GAMES)})"
+        )
+    limit = SEAT_LIMITS[settings.game]
+    if not 1 <= settings.seats <= limit.most:
+        # load_config already refuses this; settings made in code must not get past it either,
+        # or the runtime could seat a player in a box the engine does not have.
+        raise ConfigError(
+            f"table {settings.id}: seats = {settings.seats}, but a {settings.game} table has "
+            f"at most {limit.most} ({limit.reason})"
         )
     return factory(settings, source)

@@ -46,6 +46,7 @@ from server.games.round import DecisionRequest, Phase, Request
 from server.games.wagers import Outcome, Result, Wager
 
 __all__ = [
+    "BOXES",
     "BURNED_BEFORE_WAR",
     "PAYOUT_ODDS",
     "CasinoWarRound",
@@ -60,7 +61,7 @@ __all__ = [
     "war_outcome",
 ]
 
-BOXES: Final = 7  # 651a.2(a)
+BOXES: Final = 7  # 651a.2(a): betting positions for no more than seven players
 BURNED_BEFORE_WAR: Final = 3  # 651a.9(f)
 PAYOUT_ODDS: Final[dict[str, Fraction]] = {
     "initial": to_odds(1),  # 651a.10(1)
