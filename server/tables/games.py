@@ -28,6 +28,7 @@ from rng.wheels import BIG_SIX_WHEEL, RouletteWheel, WheelType
 from server.games.baccarat.config import ConfigError as BaccaratConfigError
 from server.games.baccarat.config import Limits, TableConfig, Variant
 from server.games.baccarat.engine import BaccaratRound, Meters
+from server.games.baccarat.paytables import HARMONY_RATES
 from server.games.betting import Limits as BoxLimits
 from server.games.big_six_wheel import BIG_SIX_PAYOUTS, BIG_SIX_SPOTS, BigSixRound, BigSixTable
 from server.games.casino_war.round import BOXES as WAR_BOXES
@@ -43,7 +44,7 @@ from server.games.down_under_blackjack.rules import (
 )
 from server.games.down_under_blackjack.rules import WIN_ODDS as DUB_WIN_ODDS
 from server.games.money import PUSH, odds_text
-from server.games.progressives import MYSTERY_BONUS_CONFIGS
+from server.games.progressives import HEAVENLY_9_INCREMENT, HEAVENLY_9_SEED, MYSTERY_BONUS_CONFIGS
 from server.games.roulette.layout import PAYOUT_ODDS, WagerKind, placements
 from server.games.roulette.round import RouletteRound, RouletteTable
 from server.games.round import RoundEngine
@@ -218,6 +219,14 @@ def _pays(section: str, pays: Mapping[str, Fraction], letter: str | None = None)
         "letter": letter,
         "pays": {line: odds_text(net) for line, net in pays.items()},
     }
+
+
+def _percent(rate: Fraction) -> str:
+    return f"{float(rate * 100):g}%"
+
+
+def _dollars(minor_units: int) -> str:
+    return f"${minor_units // 100:,}.{minor_units % 100:02d}"
 
 
 def _option(settings: TableSettings, name: str, default: Any, kind: type) -> Any:
@@ -406,6 +415,30 @@ class BaccaratGame(_ShoeGame):
     def meter_amounts(self) -> dict[str, int]:
         return self.meters.amounts()
 
+    def _meters_explained(self) -> str:
+        """What each progressive meter is and why it shows what it shows. Harmony
+        (631b.10(j)) sets how much of each wager goes to the meter and to the reserve that
+        reseeds it, but no opening amount, unlike Heavenly 9's $10,000 (631b.2(i)): a new
+        Harmony meter starts at $0 rather than at a seed of our invention."""
+        notes = ""
+        if "heavenly_9_progressive" in self.config.side_wagers:
+            notes += (
+                " Heavenly 9 Progressive (631b.2): the meter is seeded at "
+                f"{_dollars(HEAVENLY_9_SEED)} and grows by {_percent(HEAVENLY_9_INCREMENT)} of "
+                "every Heavenly 9 wager; after a jackpot it is reseeded."
+            )
+        letter = self.config.side_wagers.get("harmony_progressive")
+        if letter:
+            rates = HARMONY_RATES[letter]
+            notes += (
+                " Harmony Progressive (631b.10(j), paytable "
+                f"{letter}): the meter grows by {_percent(rates.increment)} of every Harmony "
+                f"wager and a further {_percent(rates.reserve)} builds a reserve that reseeds "
+                "it after six of a kind is paid. The section sets no opening seed, so a new "
+                "table's meter starts at $0.00 and shows what its wagers have added."
+            )
+        return notes
+
     def rules(self) -> dict[str, Any]:
         tables = {}
         for spot in self.config.spots:
@@ -425,6 +458,7 @@ class BaccaratGame(_ShoeGame):
                 f"Baccarat ({self.variant.replace('_', ' ')}), 58 Pa. Code 631a/631b, "
                 f"{self.config.decks} decks. Bet on the Player's or the Banker's hand, or a "
                 "tie; the hand closer to 9 wins. Side wagers pay per their paytables."
+                + self._meters_explained()
             ),
             "paytables": tables,
         }

@@ -254,3 +254,27 @@ def test_parse_odds_reads_the_regulation_words() -> None:
     assert parse_odds("299 for 1") == 298
     assert parse_odds("push") == 0
     assert parse_odds(METER) == METER
+
+
+def test_the_rules_say_what_the_progressive_meters_are_and_why_harmony_starts_at_zero() -> None:
+    # 631b.10(j) sets Harmony's rates (paytable A: 15% to the meter, 3% to the reserve that
+    # reseeds it) but no opening seed; 631b.2(i) seeds Heavenly 9 at $10,000 and adds 10%.
+    table = next(t for t in DEMO if t.id == "baccarat")
+    game = build_game(table, HmacDrbgSource("meters"))
+    assert isinstance(game, BaccaratGame)
+    summary = game.rules()["summary"]
+    for words in ("631b.10(j), paytable A", "15% of every Harmony", "further 3%", "$0.00"):
+        assert words in summary, words
+    for words in ("631b.2", "$10,000.00", "10% of every Heavenly 9"):
+        assert words in summary, words
+    assert game.meter_amounts()["harmony_progressive"] == 0  # what the lobby shows: $0
+    harmony = game.meters.harmony
+    assert harmony is not None
+    harmony.contribute(10_000)  # a $100 Harmony wager
+    assert (harmony.amount, harmony.reserve) == (1_500, 300)  # $15 to the meter, $3 reserve
+    assert game.meter_amounts()["harmony_progressive"] == 1_500
+
+
+def test_tables_without_progressives_say_nothing_about_meters() -> None:
+    table = next(t for t in DEMO if t.id == "baccarat-no-commission")
+    assert "meter" not in build_game(table, HmacDrbgSource("meters")).rules()["summary"]
