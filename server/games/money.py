@@ -10,7 +10,7 @@ place that does it. Par sheets do not round: they use the exact ``net`` odds, so
 edge is the game's, not the breakage's. Progressive meters keep fractions (see
 ``progressives``) so that no contribution is lost.
 
-Odds wording (rules/README.md, interpretation 4): "X to 1" pays X plus the wager back (net
+Odds wording (docs/interpretations.md, 4): "X to 1" pays X plus the wager back (net
 X); "X for 1" includes the wager (net X − 1).
 """
 

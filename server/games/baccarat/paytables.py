@@ -4,7 +4,7 @@ A ``Paytable`` maps the name of each paying line to its exact net odds per unit 
 (``money.to_odds`` for "X to 1", ``money.for_one`` for "X for 1", ``0`` for a push). A
 line absent from a table ("N/A") does not pay: the wager loses. ``jackpot`` names the line
 paid 100% of a progressive meter; the wager's own fixed-odds part is then nothing (the award
-is "for 1": it includes the wager, rules/README.md interpretation 4).
+is "for 1": it includes the wager, docs/interpretations.md, 4).
 
 Line names are stable identifiers; the judges in ``side_wagers`` return them.
 """

@@ -16,7 +16,7 @@
 Spots are ``kind:box`` with box 1 the box farthest to the dealer's left (dealt first) and
 kinds ``initial`` and ``tie``; the rules place ``war`` and ``war_tie`` during the round.
 Going to War forfeits the Initial Wager and places an equal War Wager paying 2 to 1, or 3 to
-1 if the War deal ties (651a.9(c)(2), 651a.10(3); Interpretation 12). Every player with a
+1 if the War deal ties (651a.9(c)(2), 651a.10(3); docs/interpretations.md, 12). Every player with a
 tie hand decides at once, each with a deadline the caller keeps; a player who does not
 decide in time surrenders (the option that places no further money).
 """
