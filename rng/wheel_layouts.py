@@ -8,7 +8,7 @@ and neighbour sets as the wheels that spin in ``rng.wheels``.
 - Single zero: 37 compartments in the clockwise order of 617a.1(c).
 - Double zero: 38 compartments in the clockwise order of 617a.1(d).
 - Double zero used as single zero (617a.1(e)): the double-zero wheel, 00 voids the spin.
-- Big Six: 54 sections in the clockwise order of 619a.1(b) (interpretation 14).
+- Big Six: 54 sections in the clockwise order of 619a.1(b) (docs/interpretations.md, 14).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from server.tables.games import ConfigError, TableSettings
+from server.tables.games import SEAT_LIMITS, ConfigError, SeatLimit, TableSettings
 
 __all__ = ["AuthSettings", "ConfigError", "ServerSettings", "demo_config_text", "load_config"]
 
@@ -80,6 +80,21 @@ def _number(where: str, name: str, value: Any, *, minimum: float, integer: bool)
     return value
 
 
+def _seats(where: str, game: str, value: Any) -> int:
+    """``seats``, within what the game's chapter allows (``games.SEAT_LIMITS``). An unknown
+    game is reported when its table is built."""
+    limit = SEAT_LIMITS.get(game, SeatLimit(7, ""))
+    if value is None:
+        return limit.default
+    seats: int = _number(where, "seats", value, minimum=1, integer=True)
+    if seats > limit.most:
+        raise ConfigError(
+            f"{where}: seats = {seats}, but a {game} table has at most {limit.most} "
+            f"({limit.reason})"
+        )
+    return seats
+
+
 def _table(where: str, raw: Any) -> TableSettings:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: each [[tables]] entry must be a table")
@@ -100,6 +115,7 @@ def _table(where: str, raw: Any) -> TableSettings:
     maximum = _number(where, "maximum", raw.get("maximum", 500_000), minimum=1, integer=True)
     if maximum < minimum:
         raise ConfigError(f"{where}: maximum {maximum} is below minimum {minimum}")
+    seats = _seats(where, raw["game"], raw.get("seats"))
     return TableSettings(
         id=table_id,
         name=raw["name"],
@@ -113,7 +129,7 @@ def _table(where: str, raw: Any) -> TableSettings:
         decision_seconds=_number(
             where, "decision_seconds", raw.get("decision_seconds", 12), minimum=0.1, integer=False
         ),
-        seats=_number(where, "seats", raw.get("seats", 7), minimum=1, integer=True),
+        seats=seats,
         minimum=minimum,
         maximum=maximum,
         options=options,

@@ -88,7 +88,7 @@ describe("the browser client against a real server", () => {
     await screenshot(page, "baccarat");
     // rules and paytable one click away, and the game recall
     await page.getByTestId("rules").click();
-    await expect.poll(() => page.getByTestId("rules-dialog").textContent()).toMatch(/19\/20 to 1/);
+    await expect.poll(() => page.getByTestId("rules-dialog").textContent()).toMatch(/19 to 20/);
     await screenshot(page, "baccarat-rules");
     await page.keyboard.press("Escape");
     await page.getByTestId("recall").click();

@@ -1,9 +1,9 @@
 """The Big Six Wheel (58 Pa. Code Chapter 619a): section table, payouts, round and par sheet.
 
 The wheel has exactly the 54 sections of 619a.1(a) in the clockwise order of 619a.1(b)
-(interpretation 14; ``rng.wheel_layouts.BIG_SIX_ORDER``). A player wagers on one symbol of the
-layout (619a.1(g)(2)); the wager wins when the clapper stops on a section with that symbol and
-is paid at the odds of 619a.3, otherwise it loses (619a.2(c)).
+(docs/interpretations.md, 14; ``rng.wheel_layouts.BIG_SIX_ORDER``). A player wagers on one
+symbol of the layout (619a.1(g)(2)); the wager wins when the clapper stops on a section with
+that symbol and is paid at the odds of 619a.3, otherwise it loses (619a.2(c)).
 
 Spots (the ``spot`` of a ``Wager``, also the par-sheet wager ids): ``one``, ``two``, ``five``,
 ``ten``, ``twenty`` ($1, $2, $5, $10, $20 symbols), ``joker`` and ``flag`` (the flag, name or

@@ -10,7 +10,7 @@ place that does it. Par sheets do not round: they use the exact ``net`` odds, so
 edge is the game's, not the breakage's. Progressive meters keep fractions (see
 ``progressives``) so that no contribution is lost.
 
-Odds wording (rules/README.md, interpretation 4): "X to 1" pays X plus the wager back (net
+Odds wording (docs/interpretations.md, 4): "X to 1" pays X plus the wager back (net
 X); "X for 1" includes the wager (net X − 1).
 """
 
@@ -26,6 +26,7 @@ __all__ = [
     "PUSH",
     "check_amount",
     "for_one",
+    "odds_text",
     "return_ratio",
     "returned",
     "to_odds",
@@ -44,6 +45,20 @@ def to_odds(win: int, stake: int = 1) -> Fraction:
 def for_one(total: int) -> Fraction:
     """Net odds of "``total`` for 1": the wager is included in the award."""
     return Fraction(total - 1)
+
+
+def odds_text(net: Fraction, *, for_one: bool = False) -> str:
+    """``net`` odds in the regulation's words, for the rules players read (58 Pa. Code
+    810a.3): "19 to 20", "8 to 1", "299 for 1" (``for_one``: the award includes the wager),
+    "push" for a wager returned. The inverse of ``to_odds`` and ``for_one``."""
+    if net == 0:
+        return "push"
+    if for_one:
+        total = net + 1
+        if total.denominator != 1:
+            raise ValueError(f"{net} is not a whole 'for 1' award")
+        return f"{total.numerator} for 1"
+    return f"{net.numerator} to {net.denominator}"
 
 
 def returned(stake: int, net: Fraction) -> int:

@@ -193,7 +193,7 @@ MYSTERY_BONUS_CONFIGS: Mapping[str, MysteryBonusConfig] = MappingProxyType(
 
 
 class MustHitByMeter:
-    """The Must-Hit-By Mystery Bonus meter (631b.6, interpretation 11).
+    """The Must-Hit-By Mystery Bonus meter (631b.6, docs/interpretations.md, 11).
 
     The hit value is drawn uniformly over the whole minor units above the minimum up to the
     maximum, (minimum, maximum], with the injected ``randbelow`` when the meter is set and

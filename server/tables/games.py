@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Protocol
 
 from rng.cards import Card
@@ -27,24 +28,48 @@ from rng.wheels import BIG_SIX_WHEEL, RouletteWheel, WheelType
 from server.games.baccarat.config import ConfigError as BaccaratConfigError
 from server.games.baccarat.config import Limits, TableConfig, Variant
 from server.games.baccarat.engine import BaccaratRound, Meters
+from server.games.baccarat.paytables import HARMONY_RATES
 from server.games.betting import Limits as BoxLimits
 from server.games.big_six_wheel import BIG_SIX_PAYOUTS, BIG_SIX_SPOTS, BigSixRound, BigSixTable
+from server.games.casino_war.round import BOXES as WAR_BOXES
+from server.games.casino_war.round import PAYOUT_ODDS as WAR_ODDS
 from server.games.casino_war.round import CasinoWarRound, CasinoWarTable
+from server.games.down_under_blackjack.round import BOXES as DOWN_UNDER_BOXES
 from server.games.down_under_blackjack.round import DownUnderRound, DownUnderTable
-from server.games.down_under_blackjack.rules import MATCH_PAYTABLES, HoleRange
-from server.games.progressives import MYSTERY_BONUS_CONFIGS
+from server.games.down_under_blackjack.rules import (
+    BLACKJACK_ODDS,
+    INSURANCE_ODDS,
+    MATCH_PAYTABLES,
+    HoleRange,
+)
+from server.games.down_under_blackjack.rules import WIN_ODDS as DUB_WIN_ODDS
+from server.games.money import PUSH, odds_text
+from server.games.progressives import HEAVENLY_9_INCREMENT, HEAVENLY_9_SEED, MYSTERY_BONUS_CONFIGS
 from server.games.roulette.layout import PAYOUT_ODDS, WagerKind, placements
 from server.games.roulette.round import RouletteRound, RouletteTable
 from server.games.round import RoundEngine
-from server.games.twenty_one_baccarat.hands import BONUS_HANDS, BONUS_PAYTABLES
+from server.games.twenty_one_baccarat.hands import (
+    BONUS_HANDS,
+    BONUS_PAYTABLES,
+    TIE_ODDS,
+    WIN_ODDS,
+    WIN_WITH_17_ODDS,
+)
 from server.games.twenty_one_baccarat.hands import MAIN_SPOTS as TWENTY_ONE_MAIN_SPOTS
 from server.games.twenty_one_baccarat.hands import SPOTS as TWENTY_ONE_SPOTS
-from server.games.twenty_one_baccarat.round import TwentyOneBaccaratRound, TwentyOneBaccaratTable
+from server.games.twenty_one_baccarat.round import (
+    BETTING_POSITIONS,
+    TwentyOneBaccaratRound,
+    TwentyOneBaccaratTable,
+)
 
 __all__ = [
     "GAMES",
+    "SEAT_LIMITS",
+    "UNREGULATED_SEAT_LIMIT",
     "ConfigError",
     "GameTable",
+    "SeatLimit",
     "TableSettings",
     "build_game",
 ]
@@ -52,6 +77,27 @@ __all__ = [
 
 class ConfigError(ValueError):
     """A table's configuration is not valid; the message names the table and the setting."""
+
+
+@dataclass(frozen=True)
+class SeatLimit:
+    """How many seats (players who may bet) a game's table may have, and why: the chapter's
+    number of betting positions, or, where the chapter sets none, a bound of our own."""
+
+    most: int
+    reason: str
+
+    @property
+    def default(self) -> int:
+        """``seats`` when the configuration does not say: seven, or fewer if the game's
+        chapter allows fewer."""
+        return min(7, self.most)
+
+
+# Where a chapter sets no number of player positions (617a Roulette, 619a Big Six Wheel, the
+# 631a/631b Baccarat text we implement), a table still needs a bound: seats limit only who
+# may bet (anyone may watch), and a typo such as 7000 should be refused, not served.
+UNREGULATED_SEAT_LIMIT = 100
 
 
 @dataclass(frozen=True)
@@ -164,6 +210,25 @@ class _WheelGame(_NoMeters):
         raise TypeError("a wheel game deals no cards")
 
 
+def _pays(section: str, pays: Mapping[str, Fraction], letter: str | None = None) -> dict[str, Any]:
+    """One paytable as the ``rules`` message shows it: the regulation section, the paytable
+    letter and each line's odds in the regulation's words, written from the same odds the
+    engine settles at so the two cannot drift (tests/tables/test_displayed_payouts.py)."""
+    return {
+        "section": section,
+        "letter": letter,
+        "pays": {line: odds_text(net) for line, net in pays.items()},
+    }
+
+
+def _percent(rate: Fraction) -> str:
+    return f"{float(rate * 100):g}%"
+
+
+def _dollars(minor_units: int) -> str:
+    return f"${minor_units // 100:,}.{minor_units % 100:02d}"
+
+
 def _option(settings: TableSettings, name: str, default: Any, kind: type) -> Any:
     value = settings.options.get(name, default)
     if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
@@ -207,6 +272,19 @@ class RouletteGame(_WheelGame):
             raise ValueError(f"roulette cannot replay a {kind!r} record")
         return str(payload["result"])
 
+    def _paytables(self) -> dict[str, Any]:
+        """617a.4(a), for the wagers this wheel offers (First Five Numbers needs 00). A Five
+        Adjacent Numbers wager is five Straight Wagers (617a.3(e)(1)(iii)): its odds are shown on
+        the whole wager, as the engine settles it."""
+        offered = [k for k in PAYOUT_ODDS if next(placements(k, self.wheel_type), None)]
+        tables = {"roulette": _pays("617a.4(a)", {k.value: PAYOUT_ODDS[k] for k in offered})}
+        if self.table.five_adjacent_offered:
+            five = next(placements(WagerKind.FIVE_ADJACENT, self.wheel_type))
+            tables["five_adjacent"] = _pays(
+                "617a.3(e)(1)(i)-(iii)", {"whole_wager": five.net_if_won}
+            )
+        return tables
+
     def sample_spots(self) -> list[str]:
         kinds = [
             WagerKind.STRAIGHT,
@@ -227,12 +305,7 @@ class RouletteGame(_WheelGame):
                 + self.wheel_type.value.replace("_", " ")
                 + " wheel. Bet on where the ball comes to rest; payouts per 617a.4."
             ),
-            "paytables": {
-                "roulette": {k.value: f"{v} to 1" for k, v in PAYOUT_ODDS.items()},
-                "five_adjacent": "five Straight Wagers: the winning one pays 35 to 1"
-                if self.table.five_adjacent_offered
-                else "not offered at this table",
-            },
+            "paytables": self._paytables(),
             "five_adjacent": self.table.five_adjacent_offered,
         }
 
@@ -273,9 +346,9 @@ class BigSixGame(_WheelGame):
         return {
             "summary": "Big Six Wheel (58 Pa. Code 619a): bet on the symbol the wheel stops on.",
             "paytables": {
-                "big_six": {
-                    spot: f"{BIG_SIX_PAYOUTS[sym]} to 1" for spot, sym in BIG_SIX_SPOTS.items()
-                }
+                "big_six": _pays(
+                    "619a.3", {spot: BIG_SIX_PAYOUTS[sym] for spot, sym in BIG_SIX_SPOTS.items()}
+                )
             },
         }
 
@@ -342,13 +415,35 @@ class BaccaratGame(_ShoeGame):
     def meter_amounts(self) -> dict[str, int]:
         return self.meters.amounts()
 
+    def _meters_explained(self) -> str:
+        """What each progressive meter is and why it shows what it shows. Harmony
+        (631b.10(j)) sets how much of each wager goes to the meter and to the reserve that
+        reseeds it, but no opening amount, unlike Heavenly 9's $10,000 (631b.2(i)): a new
+        Harmony meter starts at $0 rather than at a seed of our invention."""
+        notes = ""
+        if "heavenly_9_progressive" in self.config.side_wagers:
+            notes += (
+                " Heavenly 9 Progressive (631b.2): the meter is seeded at "
+                f"{_dollars(HEAVENLY_9_SEED)} and grows by {_percent(HEAVENLY_9_INCREMENT)} of "
+                "every Heavenly 9 wager; after a jackpot it is reseeded."
+            )
+        letter = self.config.side_wagers.get("harmony_progressive")
+        if letter:
+            rates = HARMONY_RATES[letter]
+            notes += (
+                " Harmony Progressive (631b.10(j), paytable "
+                f"{letter}): the meter grows by {_percent(rates.increment)} of every Harmony "
+                f"wager and a further {_percent(rates.reserve)} builds a reserve that reseeds "
+                "it after six of a kind is paid. The section sets no opening seed, so a new "
+                "table's meter starts at $0.00 and shows what its wagers have added."
+            )
+        return notes
+
     def rules(self) -> dict[str, Any]:
         tables = {}
         for spot in self.config.spots:
             paytable = self.config.paytable(spot)
-            pays = {line: f"{net} to 1" for line, net in paytable.pays.items()}
-            if paytable.jackpot:
-                pays[paytable.jackpot] = "100% of the progressive meter"
+            pays = paytable.shown(spot)
             tables[spot] = {"section": paytable.section, "letter": paytable.letter, "pays": pays}
         default = (self.config.default_limits.minimum, self.config.default_limits.maximum)
         spot_limits = {}
@@ -363,6 +458,7 @@ class BaccaratGame(_ShoeGame):
                 f"Baccarat ({self.variant.replace('_', ' ')}), 58 Pa. Code 631a/631b, "
                 f"{self.config.decks} decks. Bet on the Player's or the Banker's hand, or a "
                 "tie; the hand closer to 9 wins. Side wagers pay per their paytables."
+                + self._meters_explained()
             ),
             "paytables": tables,
         }
@@ -413,15 +509,18 @@ class TwentyOneBaccaratGame(_ShoeGame):
 
     def rules(self) -> dict[str, Any]:
         paytables: dict[str, Any] = {
-            "player": "1 to 1; 1 to 2 with 17",
-            "banker": "1 to 1; 1 to 2 with 17",
-            "tie": "10 to 1",
+            hand: _pays(
+                "681a.8(a)",
+                {f"{hand}_wins": WIN_ODDS, f"{hand}_wins_with_17": WIN_WITH_17_ODDS, "tie": PUSH},
+            )
+            for hand in ("player", "banker")
         }
-        if self.table.bonus_paytable:
-            paytables["bonus"] = {
-                hand: f"{BONUS_PAYTABLES[self.table.bonus_paytable][hand]} to 1"
-                for hand in BONUS_HANDS
-            }
+        if self.table.tie_offered:
+            paytables["tie"] = _pays("681a.8(b)", {"tie": TIE_ODDS})
+        letter = self.table.bonus_paytable
+        if letter:
+            bonus = {h: BONUS_PAYTABLES[letter][h] for h in BONUS_HANDS}
+            paytables["bonus"] = _pays("681a.8(c)", bonus, letter)
         return {
             "main_spots": list(TWENTY_ONE_MAIN_SPOTS),
             "summary": (
@@ -459,13 +558,16 @@ class CasinoWarGame(_ShoeGame):
             "main_spots": ["initial:{seat}"],
             "summary": (
                 "Casino War (58 Pa. Code 651a): your card against the dealer's, ace high. On a "
-                "tie, surrender half your wager or go to War with an equal War Wager."
+                "tie, surrender half your wager, or go to War: the Initial Wager is forfeited "
+                "and an equal War Wager placed, which pays 2 to 1, or 3 to 1 if the War deal "
+                "ties too."
             ),
             "paytables": {
-                "initial": "1 to 1",
-                "tie": "10 to 1",
-                "war": "1 to 1; 3 to 1 on a "
-                "War tie (the Initial Wager is forfeited on going to War)",
+                "initial": _pays("651a.10(1)", {"win": WAR_ODDS["initial"]}),
+                "tie": _pays("651a.10(2)", {"tie_hand": WAR_ODDS["tie"]}),
+                "war": _pays(
+                    "651a.10(3)", {"war_won": WAR_ODDS["war"], "war_tie": WAR_ODDS["war_on_tie"]}
+                ),
             },
         }
 
@@ -519,8 +621,9 @@ class DownUnderBlackjackGame(_ShoeGame):
                 "dealer 22 pushes most hands."
             ),
             "paytables": {
-                "bet": "1 to 1; blackjack 3 to 2",
-                "insurance": "2 to 1",
+                "bet": _pays("685a.11(a)", {"win": DUB_WIN_ODDS, "blackjack": BLACKJACK_ODDS}),
+                "insurance": _pays("685a.11(b)", {"win": INSURANCE_ODDS}),
+                # Not a payout: the colour the reader lights for each hole-card range.
                 "lights": {r.value: c for r, c in self.table.lights.items()},
                 **self._match_pays(),
             },
@@ -531,13 +634,22 @@ class DownUnderBlackjackGame(_ShoeGame):
         if not self.table.match_the_dealer:
             return {}
         suited, unsuited = MATCH_PAYTABLES[self.table.decks]
-        return {
-            "match_the_dealer": {
-                "suited": f"{suited} to 1 per card",
-                "unsuited": f"{unsuited} to 1 per card",
-            }
-        }
+        pays = {"suited_match_each_card": suited, "unsuited_match_each_card": unsuited}
+        return {"match_the_dealer": _pays("685a.11(c)", pays)}
 
+
+_NO_NUMBER = "its chapter sets no number of player positions; Croupier's own bound"
+SEAT_LIMITS: dict[str, SeatLimit] = {
+    "baccarat": SeatLimit(UNREGULATED_SEAT_LIMIT, _NO_NUMBER),
+    "twenty_one_baccarat": SeatLimit(BETTING_POSITIONS, "681a.2(a)"),
+    "casino_war": SeatLimit(WAR_BOXES, "651a.2(a)"),
+    "down_under_blackjack": SeatLimit(DOWN_UNDER_BOXES, "685a.2(a)"),
+    "roulette": SeatLimit(UNREGULATED_SEAT_LIMIT, _NO_NUMBER),
+    "big_six": SeatLimit(UNREGULATED_SEAT_LIMIT, _NO_NUMBER),
+}
+"""The most seats a table of each game may have (``[[tables]] seats``), checked when the
+configuration is read. In Casino War and Down Under Blackjack a seat is a betting box, so
+the limit is also the engine's box count."""
 
 GameFactory = Callable[[TableSettings, RandomSource], GameTable]
 GAMES: dict[str, GameFactory] = {
@@ -555,5 +667,13 @@ def build_game(settings: TableSettings, source: RandomSource) -> GameTable:
     if factory is None:
         raise ConfigError(
             f"table {settings.id}: unknown game {settings.game!r} (one of {', '.join(GAMES)})"
+        )
+    limit = SEAT_LIMITS[settings.game]
+    if not 1 <= settings.seats <= limit.most:
+        # load_config already refuses this; settings made in code must not get past it either,
+        # or the runtime could seat a player in a box the engine does not have.
+        raise ConfigError(
+            f"table {settings.id}: seats = {settings.seats}, but a {settings.game} table has "
+            f"at most {limit.most} ({limit.reason})"
         )
     return factory(settings, source)

@@ -1,4 +1,4 @@
-"""Money and the rounding policy (rules/README.md, "Money")."""
+"""Money and the rounding policy (docs/interpretations.md, "Money")."""
 
 import math
 from fractions import Fraction

@@ -111,7 +111,7 @@ def test_casino_war_a_tie_goes_to_war_and_a_silent_player_surrenders(tmp_path: P
                 e.data.get("default") == "surrender" for e in bob.events("decision_timed_out")
             )
             # Ann: Initial 1,000 forfeited, War Wager 1,000 won 2 to 1 on a K against a 5
-            # (interpretation 12). Bob: surrendered half of 600.
+            # (docs/interpretations.md, 12). Bob: surrendered half of 600.
             assert service.casino.balance(ann.welcome.player_id) == 100_000 - 1_000 + 2_000
             assert service.casino.balance(bob.welcome.player_id) == 100_000 - 300
             assert service.ledger.total() == 0 and service.ledger.reconcile() == {}

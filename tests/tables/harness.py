@@ -12,7 +12,7 @@ from server.journal import SqliteJournal
 from server.protocol.codec import decode_server
 from server.protocol.messages import ServerMessage, TableEvent
 from server.tables.clock import ManualClock
-from server.tables.games import TableSettings, build_game
+from server.tables.games import SEAT_LIMITS, TableSettings, build_game
 from server.tables.runtime import TableRuntime
 from server.wallet import HOUSE, OPEN_WAGERS, PLAY_MONEY_ISSUER, SqliteLedger, Transfer
 from server.wallet.ledger import player_account
@@ -55,6 +55,7 @@ class Harness:
             decision_seconds=5,
             minimum=100,
             maximum=100_000,
+            seats=SEAT_LIMITS[game].default,
             options=options,
         )
         self.table = TableRuntime(

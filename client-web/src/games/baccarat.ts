@@ -7,7 +7,8 @@ import type { Rules, TableEvent } from "../protocol";
 import { beadPlate, bigRoadElement } from "../roads";
 import type { GameContext, GameView } from "./types";
 
-/** The headline of a paytable entry, e.g. "1 to 1", "19/20 to 1", "up to 25 to 1". */
+/** The headline of a paytable entry, e.g. "1 to 1", "19 to 20", "up to 25 to 1", "up to
+ * 299 for 1" (the server words odds as the regulation does: "X to Y", "X for 1", "push"). */
 export function paysSummary(value: unknown): string {
   if (typeof value === "string") return value.split(";")[0];
   if (value && typeof value === "object") {
@@ -15,9 +16,9 @@ export function paysSummary(value: unknown): string {
     let best = 0;
     let bestText = "";
     for (const v of Object.values(pays)) {
-      const m = /^(\d+)(?:\/(\d+))?\s+to\s+(\d+)/.exec(String(v));
+      const m = /^(\d+)\s+(to|for)\s+(\d+)/.exec(String(v));
       if (m) {
-        const ratio = Number(m[1]) / Number(m[2] ?? 1) / Number(m[3]);
+        const ratio = Number(m[1]) / Number(m[3]) - (m[2] === "for" ? 1 : 0);
         if (ratio > best) {
           best = ratio;
           bestText = String(v);
@@ -32,7 +33,7 @@ export function paysSummary(value: unknown): string {
 export function paysFor(rules: Rules, spot: string): string {
   const p = rules.paytables;
   const entry = p[spot] as { pays?: Record<string, string> } | undefined;
-  // A main bet: what it pays when its hand wins ("1 to 1", "19/20 to 1").
+  // A main bet: what it pays when its hand wins ("1 to 1", "19 to 20").
   const wins = entry?.pays?.[`${spot}_wins`];
   if (wins) return wins;
   if (p[spot] !== undefined) return paysSummary(p[spot]);

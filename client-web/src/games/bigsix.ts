@@ -13,7 +13,7 @@ export class BigSixView implements GameView {
   private strip = el("ol", { class: "result-strip" });
 
   constructor(rules: Rules, _ctx: GameContext) {
-    const pays = (rules.paytables.big_six ?? {}) as Record<string, string>;
+    const pays = (rules.paytables.big_six as { pays?: Record<string, string> } | undefined)?.pays ?? {};
     this.stage = el("div", { class: "stage wheel-stage" }, el("div", { class: "big-six-wheel", "aria-hidden": "true" }, this.result), el("div", {}, el("span", { class: "road-title", text: "Last stops" }), this.strip));
     this.board = el(
       "div",

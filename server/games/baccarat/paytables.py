@@ -4,7 +4,7 @@ A ``Paytable`` maps the name of each paying line to its exact net odds per unit 
 (``money.to_odds`` for "X to 1", ``money.for_one`` for "X for 1", ``0`` for a push). A
 line absent from a table ("N/A") does not pay: the wager loses. ``jackpot`` names the line
 paid 100% of a progressive meter; the wager's own fixed-odds part is then nothing (the award
-is "for 1": it includes the wager, rules/README.md interpretation 4).
+is "for 1": it includes the wager, docs/interpretations.md, 4).
 
 Line names are stable identifiers; the judges in ``side_wagers`` return them.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
-from server.games.money import EVEN, PUSH, for_one, to_odds
+from server.games.money import EVEN, PUSH, for_one, odds_text, to_odds
 
 __all__ = [
     "BASE",
@@ -32,6 +32,7 @@ __all__ = [
     "PAYTABLES",
     "PERFECT_PAIRS",
     "RISING_PHOENIX_BONUS",
+    "SHARED_TABLES",
     "HarmonyRates",
     "Paytable",
 ]
@@ -40,16 +41,38 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Paytable:
     """One regulation payout table. ``letter`` is the Rules Submission's choice (None when
-    the section has only one table)."""
+    the section has only one table). ``for_one``: the section words its awards "X for 1"."""
 
     family: str
     letter: str | None
     section: str
     pays: Mapping[str, Fraction]
     jackpot: str | None = None
+    for_one: bool = False
 
     def lines(self) -> tuple[str, ...]:
         return tuple(self.pays) + ((self.jackpot,) if self.jackpot else ())
+
+    def lines_of(self, spot: str) -> tuple[str, ...]:
+        """The lines a wager on ``spot`` can be paid. Five Treasures (631b.3(h)) and the
+        Rising Phoenix bonus wagers (631b.8(h)(2)) print one table for several wagers, each
+        line named after its wager; a wager is paid only on its own lines."""
+        if self.family not in SHARED_TABLES:
+            return self.lines()
+        return tuple(line for line in self.lines() if line == spot or line.startswith(spot + "_"))
+
+    def shown(self, spot: str) -> dict[str, str]:
+        """``lines_of(spot)`` in the regulation's words, as players read them (810a.3)."""
+        return {
+            line: "100% of the progressive meter"
+            if line == self.jackpot
+            else odds_text(self.pays[line], for_one=self.for_one)
+            for line in self.lines_of(spot)
+        }
+
+
+# The families whose one printed table serves several wagers (``Paytable.lines_of``).
+SHARED_TABLES = frozenset({"five_treasures", "rising_phoenix_bonus"})
 
 
 def _table(
@@ -58,8 +81,10 @@ def _table(
     section: str,
     pays: dict[str, Fraction],
     jackpot: str | None = None,
+    *,
+    for_one: bool = False,
 ) -> Paytable:
-    return Paytable(family, letter, section, MappingProxyType(pays), jackpot)
+    return Paytable(family, letter, section, MappingProxyType(pays), jackpot, for_one)
 
 
 def _columns(
@@ -141,6 +166,7 @@ HEAVENLY_9_PROGRESSIVE = _table(
         "player_three_card_9": for_one(8),
     },
     jackpot="three_card_9_tie_same_suit",
+    for_one=True,
 )
 
 # 631b.3(h): one table for the five wagers (lines prefixed by wager).
@@ -240,7 +266,9 @@ GOLDEN_TALONS = _columns(
 _F = for_one
 # 631b.10(i): six of a kind is 100% of the progressive meter under every table.
 HARMONY_PROGRESSIVE: dict[str | None, Paytable] = {
-    letter: _table("harmony_progressive", letter, "631b.10(i)", pays, jackpot="six_of_a_kind")
+    letter: _table(
+        "harmony_progressive", letter, "631b.10(i)", pays, jackpot="six_of_a_kind", for_one=True
+    )
     for letter, pays in {
         "A": {"four_8s": _F(1000), "four_of_a_kind": _F(300), "six_zero_value_cards": _F(100),
               "tie_0": _F(20), "tie_1_to_5": _F(6), "tie_6_to_9": _F(3)},

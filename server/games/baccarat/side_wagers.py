@@ -9,7 +9,7 @@ settles real rounds with ``judge`` and the par sheet prices every wager with the
 
 Where a section pays only the highest qualifying award (Harmony, Heavenly 9 Progressive,
 Lucky Nines), the qualifier lists candidate lines from the highest down and the first one
-the chosen paytable contains is paid (rules/README.md interpretations 5-8).
+the chosen paytable contains is paid (docs/interpretations.md, 5-8).
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def _majestic_match(hand: str) -> Qualifier:
 
 
 def _lucky_nines(c: Coup, t: Paytable) -> str | None:
-    """631b.4(a), (e), interpretation 8: the nines among the four initial cards."""
+    """631b.4(a), (e), docs/interpretations.md, 8: the nines among the four initial cards."""
     p, b = c.player, c.banker
     if (
         p[0].rank is not _NINE
@@ -285,7 +285,7 @@ def _heavenly_9_progressive(c: Coup, t: Paytable) -> str | None:
     return "player_three_card_9" if p9 else None
 
 
-# 631b.3(f), interpretation 5
+# 631b.3(f), docs/interpretations.md, 5
 def _fortune_7(c: Coup, t: Paytable) -> str | None:
     won = c.banker_count > c.player_count
     return _first(t, "fortune_7") if won and _three_card(c.banker, c.banker_count, 7) else None
@@ -318,8 +318,8 @@ def _cover_all(c: Coup, t: Paytable) -> str | None:
 
 
 def _golden_talons(hand: str) -> Qualifier:
-    """631b.9(e)-(g), interpretation 6: wins by 4 or more, natural win (1 to 1 whatever its
-    margin), natural tie; other ties and smaller margins lose."""
+    """631b.9(e)-(g), docs/interpretations.md, 6: wins by 4 or more, natural win (1 to 1
+    whatever its margin), natural tie; other ties and smaller margins lose."""
 
     def qualify(c: Coup, t: Paytable) -> str | None:
         if hand == "player":
@@ -340,7 +340,7 @@ def _golden_talons(hand: str) -> Qualifier:
 
 
 def _harmony_progressive(c: Coup, t: Paytable) -> str | None:
-    """631b.10(g)-(i), interpretation 7: ties only; the highest qualifying award."""
+    """631b.10(g)-(i), docs/interpretations.md, 7: ties only; the highest qualifying award."""
     count = c.player_count
     if count != c.banker_count:
         return None
@@ -375,7 +375,7 @@ def _all_zero(cards: tuple[Card, ...]) -> bool:
     return not any(POINT_VALUE_BY_INDEX[card.index] for card in cards)
 
 
-# -- Rising Phoenix bonus wagers (631b.8(g)(4), interpretation 9) ----------------------------
+# -- Rising Phoenix bonus wagers (631b.8(g)(4), docs/interpretations.md, 9) ----------------
 
 
 def _win_over(c: Coup) -> tuple[int, int, int, int] | None:

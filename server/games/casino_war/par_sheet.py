@@ -11,7 +11,7 @@ of ordered card pairs and judged by ``initial_outcome`` / ``war_outcome`` / ``ti
 Rows (per unit of the wager named):
 
 * ``initial_go_to_war`` — the Initial Wager of a player who always goes to War on a tie: the
-  Initial Wager is forfeited and an equal War Wager placed (Interpretation 12), so the
+  Initial Wager is forfeited and an equal War Wager placed (docs/interpretations.md, 12), so the
   outcomes are net +1 (win), -1 (lose), and on a tie -2 / +1 / +2 (War lost / won / tied).
   The edge is per unit of the Initial Wager.
 * ``initial_surrender`` — the same player always surrendering on a tie: net -1/2.

@@ -16,7 +16,7 @@
 Spots are ``kind:box`` with box 1 the box farthest to the dealer's left (dealt first) and
 kinds ``initial`` and ``tie``; the rules place ``war`` and ``war_tie`` during the round.
 Going to War forfeits the Initial Wager and places an equal War Wager paying 2 to 1, or 3 to
-1 if the War deal ties (651a.9(c)(2), 651a.10(3); Interpretation 12). Every player with a
+1 if the War deal ties (651a.9(c)(2), 651a.10(3); docs/interpretations.md, 12). Every player with a
 tie hand decides at once, each with a deadline the caller keeps; a player who does not
 decide in time surrenders (the option that places no further money).
 """
@@ -46,6 +46,7 @@ from server.games.round import DecisionRequest, Phase, Request
 from server.games.wagers import Outcome, Result, Wager
 
 __all__ = [
+    "BOXES",
     "BURNED_BEFORE_WAR",
     "PAYOUT_ODDS",
     "CasinoWarRound",
@@ -60,7 +61,7 @@ __all__ = [
     "war_outcome",
 ]
 
-BOXES: Final = 7  # 651a.2(a)
+BOXES: Final = 7  # 651a.2(a): betting positions for no more than seven players
 BURNED_BEFORE_WAR: Final = 3  # 651a.9(f)
 PAYOUT_ODDS: Final[dict[str, Fraction]] = {
     "initial": to_odds(1),  # 651a.10(1)

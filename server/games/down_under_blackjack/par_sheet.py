@@ -20,7 +20,8 @@
   hole card itself when both dealer cards are Large, 685a.7(h)), the hole card weighted by
   its probability given the range (not updated by the player's own later cards). The
   expected value of that strategy is then computed in the same model for every hole card.
-  Dealer: 685a.7(m) with Interpretation 15's soft 22; payoffs from ``rules.bet_outcome``.
+  Dealer: 685a.7(m) with the soft 22 of docs/interpretations.md, 15; payoffs from
+  ``rules.bet_outcome``.
 
 The approximation ignores only the removal of the cards drawn after the initial four; see
 ``docs/par-sheets-cards.md`` for its measured precision.

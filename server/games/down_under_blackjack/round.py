@@ -69,6 +69,7 @@ from server.games.round import DecisionRequest, Phase, Request
 from server.games.wagers import Outcome, Wager
 
 __all__ = [
+    "BOXES",
     "DealerStood",
     "DownUnderRound",
     "DownUnderTable",
@@ -76,7 +77,7 @@ __all__ = [
     "HoleCardRevealed",
 ]
 
-BOXES: Final = 6  # 685a.2(a)
+BOXES: Final = 6  # 685a.2(a): betting positions for no more than six players
 _PLAYER_KINDS: Final = ("bet", "match_the_dealer")
 
 

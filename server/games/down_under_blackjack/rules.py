@@ -2,7 +2,7 @@
 engine and the par sheet: card values and totals, hole-card ranges and the reader's lights,
 the dealer's drawing rule, and the outcome of every wager.
 
-Readings (rules/README.md, Interpretation 15):
+Readings (docs/interpretations.md, 15):
 
 * A dealer ace counts 11 unless the dealer would exceed 22 (685a.3(d)(3)); the dealer can make
   a soft 22 (two aces are 22) and stands on 17 to 22, hard or soft (685a.7(m)).
@@ -136,7 +136,8 @@ class PlayedHand:
 
     @property
     def two_large(self) -> bool:
-        """685a.7(n)(1): exactly two original Large cards (an unsplit hand, Interp. 15)."""
+        """685a.7(n)(1): exactly two original Large cards (an unsplit hand,
+        docs/interpretations.md, 15)."""
         return not self.split and all(is_large(r) for r in self.ranks[:2])
 
 

@@ -23,9 +23,9 @@ three columns. On the double-zero layout the 0 box borders 1 and 2, the 00 box b
 and 0 borders 00 — hence the splits 0-1, 0-2, 00-2, 00-3, 0-00 and the three-number groups of
 617a.3(e)(3)(i). On the single-zero layout the 0 box borders 1, 2 and 3. On a double-zero
 layout used as single zero the 00 box is covered (617a.1(e)(1)): nothing may include 00 and
-First Five Numbers does not exist (interpretation 13). The three-number groups that include a
-zero are exactly the three that 617a.3(e)(3)(i) lists (0-1-2 being the only one without 00);
-a four-number wager is four boxes with a common corner, so it never includes a zero.
+First Five Numbers does not exist (docs/interpretations.md, 13). The three-number groups that
+include a zero are exactly the three that 617a.3(e)(3)(i) lists (0-1-2 being the only one
+without 00); a four-number wager is four boxes with a common corner, so it never includes a zero.
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ _ZERO_GROUPS: Final = {
     ),
     WheelType.DOUBLE_ZERO_AS_SINGLE: frozenset({_label_set(0, 1, 2)}),
 }
-# 617a.3(e)(5): 0, 00, 1, 2, 3 — only where 00 is a wager (interpretation 13).
+# 617a.3(e)(5): 0, 00, 1, 2, 3 — only where 00 is a wager (docs/interpretations.md, 13).
 _FIRST_FIVE: Final = _label_set(0, "00", 1, 2, 3)
 
 
@@ -321,7 +321,7 @@ def parse_spot(spot: str, wheel: WheelType) -> Placement:
 
     Raises ``IllegalAction`` with ``UNKNOWN_WAGER`` (no such wager), ``MALFORMED_SPOT``,
     ``NUMBER_NOT_ON_LAYOUT``, ``ILLEGAL_PLACEMENT`` (numbers no single chip position covers)
-    or ``WAGER_NOT_OFFERED`` (First Five Numbers without 00, interpretation 13).
+    or ``WAGER_NOT_OFFERED`` (First Five Numbers without 00, docs/interpretations.md, 13).
     """
     if not isinstance(spot, str):
         raise IllegalAction(MALFORMED_SPOT, "a spot is text such as 'split:17-20'", spot)
@@ -338,7 +338,7 @@ def parse_spot(spot: str, wheel: WheelType) -> Placement:
                 raise IllegalAction(
                     WAGER_NOT_OFFERED,
                     "First Five Numbers (0, 00, 1, 2, 3) exists only where 00 is a wager "
-                    "(617a.3(e)(5), interpretation 13)",
+                    "(617a.3(e)(5), docs/interpretations.md, 13)",
                     spot,
                 )
             return Placement(kind, _FIRST_FIVE)

@@ -48,7 +48,7 @@ def pocket_probabilities(wheel: WheelType) -> dict[str, Fraction]:
 
 def roulette_row(kind: WagerKind, wheel: WheelType) -> ParSheetRow | None:
     """The par-sheet row of ``kind`` on ``wheel``; ``None`` where the wager does not exist
-    (First Five Numbers without 00, interpretation 13)."""
+    (First Five Numbers without 00, docs/interpretations.md, 13)."""
     legal = list(placements(kind, wheel))
     if not legal:
         return None

@@ -3,7 +3,7 @@ the comparison of the hands, the Bonus hands and every wager's outcome.
 
 The round engine and the par sheet both settle through ``outcome`` (one copy of the rules).
 
-Readings (rules/README.md, Interpretations 1-3):
+Readings (docs/interpretations.md, 1-3):
 
 * A hand that is not a natural and totals less than 17 receives exactly **one** additional
   card (681a.7(g)); it never draws again.
@@ -102,7 +102,7 @@ def draws(ranks: Sequence[Rank]) -> bool:
 
 
 def _natural_rank(ranks: Sequence[Rank]) -> int:
-    """0: not a natural; 1: ace and ten; 2: two aces (Interpretation 2)."""
+    """0: not a natural; 1: ace and ten; 2: two aces (docs/interpretations.md, 2)."""
     if not is_natural(ranks):
         return 0
     return 2 if ranks[0] == ranks[1] else 1
@@ -127,7 +127,7 @@ class Coup:
 
 
 def winner(player: Sequence[Rank], banker: Sequence[Rank]) -> tuple[Winner, int]:
-    """681a.6(c), 681a.7(h)-(j) and Interpretation 2: the winning hand and its total."""
+    """681a.6(c), 681a.7(h)-(j) and docs/interpretations.md, 2: the winning hand and its total."""
     pn, bn = _natural_rank(player), _natural_rank(banker)
     pt, bt = hand_total(player), hand_total(banker)
     if pn or bn:
@@ -146,7 +146,7 @@ def winner(player: Sequence[Rank], banker: Sequence[Rank]) -> tuple[Winner, int]
 
 
 def bonus_hand(ranks: Sequence[Rank]) -> str | None:
-    """681a.3(e) and Interpretation 3: the highest Bonus hand of the first three cards (a
+    """681a.3(e) and docs/interpretations.md, 3: the highest Bonus hand of the first three cards (a
     pair on the first two only), or None."""
     three = tuple(ranks[:3])
     if len(three) == 3:

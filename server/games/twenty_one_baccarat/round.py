@@ -46,12 +46,14 @@ from server.games.twenty_one_baccarat.hands import (
 from server.games.wagers import Outcome, Wager
 
 __all__ = [
+    "BETTING_POSITIONS",
     "AdditionalCardDecided",
     "HandsCompared",
     "TwentyOneBaccaratRound",
     "TwentyOneBaccaratTable",
 ]
 
+BETTING_POSITIONS: Final = 8  # 681a.2(a): betting positions for no more than eight players
 _INITIAL_TARGETS: Final = ("player", "banker", "player", "banker")  # 681a.7(e)
 
 

@@ -111,7 +111,7 @@ SIDE_TABLES: list[tuple[str, str, str, list[tuple[str, str]], dict[str | None, l
         "631b.3(f)(5)", "five_treasures", "cover_all",
         [("heavenly 9", SUITED_9_TIE), ("fortune 7", "7H QC 3C JC AH 7S"),
          ("2-card blazing", "KS 4C 7C 3D"), ("none", NO_PAIR_BANKER_WINS)],
-        # interpretation 5: a 2-card Blazing 7's is N/A under A, so Cover All loses there
+        # docs/interpretations.md, 5: a 2-card Blazing 7's is N/A under A, so Cover All loses there
         {"A": ["6 to 1", "6 to 1", "lose", "lose"], "B": ["6 to 1", "6 to 1", "6 to 1", "lose"]},
     ),
     (

@@ -141,7 +141,7 @@ def test_war(
     section: str, war_cards: str, war: tuple[Result, int], war_tie: tuple[Result, int]
 ) -> None:
     # 651a.9(c)(2), (e): going to War forfeits the Initial Wager and places an equal War
-    # Wager; 651a.9(f): three cards burned before the War deal (Interpretation 12).
+    # Wager; 651a.9(f): three cards burned before the War deal (docs/interpretations.md, 12).
     r = _round(Wager("i", "al", "initial:2", 1000))
     _deal(r, "5H 5C")
     events = list(r.decide("al", "initial:2", "war+tie:200"))
@@ -278,8 +278,8 @@ def test_card_dealt_targets_and_order() -> None:
 
 
 def test_stake_of_a_decision_is_the_money_it_puts_on_the_table() -> None:
-    # 651a.9(c)(2), interpretation 12: going to War places a War Wager equal to the Initial
-    # Wager (plus the optional Tie Wager on the War deal); surrendering places nothing.
+    # 651a.9(c)(2), docs/interpretations.md, 12: going to War places a War Wager equal to the
+    # Initial Wager (plus the optional Tie Wager on the War deal); surrendering places nothing.
     r = _round(Wager("i", "al", "initial:1", 700))
     _deal(r, "QH QC")
     assert r.stake_of("al", "initial:1", "surrender") == 0

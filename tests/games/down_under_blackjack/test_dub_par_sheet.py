@@ -18,7 +18,7 @@ from tests.games.down_under_blackjack.strategy_play import play_round
 
 
 def _mtd_edge(decks: int) -> Fraction:
-    # 685a.11(c), Interpretation 15: each matching card pays; awards add; no match loses.
+    # 685a.11(c), docs/interpretations.md, 15: each matching card pays; awards add; no match loses.
     suited, unsuited = {6: (11, 4), 8: (14, 3)}[decks]
     n = 52 * decks - 1  # cards other than the up card
     p_suited, p_unsuited = Fraction(decks - 1, n), Fraction(3 * decks, n)

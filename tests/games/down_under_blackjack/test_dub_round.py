@@ -1,6 +1,7 @@
 """Down Under Blackjack rounds (685a) through the engine: the deal, Match-the-Dealer,
 Insurance, the hole-card reader, decisions and time-outs, the dealer's turn, settlement, and
-that no event shown to players carries the hole card before its reveal."""
+that no event shown to players carries the hole card before its reveal. Cases named
+"interp. N" check docs/interpretations.md, N."""
 
 from __future__ import annotations
 
@@ -149,9 +150,9 @@ def test_stand_and_dealer_draws_to_17_to_22() -> None:
         ("685a.7(n)(1) push on 22", "10S 10H 7S 6D 2C 6C", ["al bet:1 hit", "al bet:1 stand"],
          (Result.PUSH, 1000)),
         # player 10 7 hits 9 = 26: loses even against 22.
-        ("Interp. 15 bust loses vs 22", "10S 10H 7S 6D 9C 6C", ["al bet:1 hit"], (Result.LOSE, 0)),
-        # dealer A up, A hole: 22 (Interp. 15), both Large: revealed at once (685a.7(h)).
-        ("Interp. 15 dealer two aces 22", "9S AH 9D AD", ["al insurance:1 no_insurance",
+        ("interp. 15: bust loses vs 22", "10S 10H 7S 6D 9C 6C", ["al bet:1 hit"], (Result.LOSE, 0)),
+        # dealer A up, A hole: 22, both Large: revealed at once (685a.7(h)).
+        ("interp. 15: dealer two aces 22", "9S AH 9D AD", ["al insurance:1 no_insurance",
                                                            "al bet:1 stand"], (Result.PUSH, 1000)),
     ],
 )  # fmt: skip
@@ -336,7 +337,7 @@ def _mentions(value: object, card: Card) -> bool:
 def test_no_event_shows_the_hole_card_before_its_reveal(
     mine: str, up: str, hole: str, rest: str, decisions: list[str], early: bool
 ) -> None:
-    # 685a.7(h), (l), Interpretation 15: players learn only the range until the reveal
+    # 685a.7(h), (l), docs/interpretations.md, 15: players learn only the range until the reveal
     # (the face-down CardDealt is for the journal; a view never shows it).
     r = start(BET, Wager("c", "bo", "bet:2", 500))
     a, b = mine.split()

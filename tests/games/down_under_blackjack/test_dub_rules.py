@@ -27,7 +27,7 @@ def _ranks(text: str) -> tuple:  # type: ignore[type-arg]
 @pytest.mark.parametrize(
     ("section", "cards", "total"),
     [
-        ("685a.3(d)(3) dealer two aces are 22 (Interp. 15)", "AS AH", 22),
+        ("685a.3(d)(3) dealer two aces are 22 (docs/interpretations.md, 15)", "AS AH", 22),
         ("685a.3(d)(3) dealer soft 22", "AS 5H 6D", 22),
         ("685a.3(d)(3) dealer ace becomes 1 above 22", "AS 6H 6D", 13),
         ("685a.3(d)(3) dealer soft 17", "AS 6H", 17),
@@ -55,7 +55,14 @@ BET_CASES = [
     ("685a.7(n)(1) dealer 22 pushes other hands", "10S 6H 4D", False, "10C 2C 10H", P, 0),
     ("685a.7(n)(1) a split hand of Large cards pushes", "KS 10H", True, "AS 5H 6D", P, 0),
     ("685a.7(n)(1) a split 21 is paid", "KS 5H 6D", True, "AS 5H 6D", W, 1),
-    ("Interp. 15 over 21 loses against 22", "10S 6H 9D", False, "10C 2C 10H", L, -1),
+    (
+        "docs/interpretations.md, 15 over 21 loses against 22",
+        "10S 6H 9D",
+        False,
+        "10C 2C 10H",
+        L,
+        -1,
+    ),
     ("685a.7(o)(1) dealer over 22", "10S 2H", False, "10C 6C 10H", W, 1),
     ("685a.7(o)(2) higher total", "10S 9H", False, "10C 8C", W, 1),
     ("685a.7(p) equal totals push", "10S 8H", False, "10C 8C", P, 0),
@@ -90,7 +97,7 @@ def test_double_and_split_wagers_after_dealer_blackjack_are_returned() -> None:
     [
         ("685a.11(c) suited match, 6 decks", "7S 2H", "7S", 6, Fraction(11)),
         ("685a.11(c) unsuited match, 6 decks", "7H 2H", "7S", 6, Fraction(4)),
-        ("Interp. 15 two matches add", "7S 7D", "7S", 6, Fraction(15)),
+        ("docs/interpretations.md, 15 two matches add", "7S 7D", "7S", 6, Fraction(15)),
         ("685a.11(c) suited match, 8 decks", "7S 2H", "7S", 8, Fraction(14)),
         ("685a.11(c) unsuited match, 8 decks", "2H 7C", "7S", 8, Fraction(3)),
         ("685a.11(c) two suited, 8 decks", "7S 7S", "7S", 8, Fraction(28)),

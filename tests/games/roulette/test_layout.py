@@ -95,6 +95,7 @@ def test_no_00_wager_without_00_617a_1_e_1(wheel: WheelType, spot: str) -> None:
 
 @pytest.mark.parametrize("wheel", [SZ, DZS])
 def test_first_five_only_with_00_interpretation_13(wheel: WheelType) -> None:
+    # docs/interpretations.md, 13
     with pytest.raises(IllegalAction) as info:
         parse_spot("first_five", wheel)
     assert info.value.code == WAGER_NOT_OFFERED

@@ -49,7 +49,9 @@ def _independent_edge(wager: str, wheel: WheelType) -> Fraction:
 @pytest.mark.parametrize("wheel", list(WheelType))
 def test_every_row_matches_an_independent_exact_value(wheel: WheelType) -> None:
     rows = roulette_par_sheet((wheel,))
-    expected_ids = [w for w in IDS if w != "first_five" or wheel is DZ]  # interpretation 13
+    expected_ids = [
+        w for w in IDS if w != "first_five" or wheel is DZ
+    ]  # docs/interpretations.md, 13
     assert [row.wager for row in rows] == expected_ids
     for row in rows:
         assert row.house_edge_exact == _independent_edge(row.wager, wheel), row.wager

@@ -1,6 +1,7 @@
 """The 21 Baccarat par sheet against an independent exact computation: every ordering of the
 cards of small shoes dealt by a separately written reading of 681a.7 and 681a.8, and the
-Board's published Tie hold (5.9% with four decks, 5.4% with eight; Interpretations 1, 2)."""
+Board's published Tie hold (5.9% with four decks, 5.4% with eight; docs/interpretations.md,
+1 and 2)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def _total(hand: list[int]) -> int:  # 681a.3(d)
     return t + 10 if 1 in hand and t <= 11 else t
 
 
-def _natural(hand: list[int]) -> int:  # 681a.1; two aces outrank ace-ten (Interpretation 2)
+def _natural(
+    hand: list[int],
+) -> int:  # 681a.1; two aces outrank ace-ten (docs/interpretations.md, 2)
     if len(hand) != 2 or 1 not in hand:
         return 0
     other = hand[0] if hand[1] == 1 else hand[1]

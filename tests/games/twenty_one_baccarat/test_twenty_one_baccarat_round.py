@@ -77,17 +77,25 @@ CASES = [
     ("681a.7(i)(1) player 21 or less, banker over", "10S 10H 5S 4D 3C 9C", 200, 0, 0, 0, 0),
     # Player stands on 18 (no card), banker 13 draws 5: 18 vs 18 tie.
     ("681a.7(g) only hands below 17 draw", "10S 10H 8S 3D 5C", 100, 100, 1100, 0, 0),
-    # One additional card only (Interpretation 1): P 2+3=5 draws 4 -> 9, stops; B 10+8=18.
-    ("681a.7(g) exactly one card (Interp. 1)", "2S 10H 3S 8D 4C", 0, 200, 0, 1200, 0),
-    # Naturals (Interpretation 2): natural beats a three-card 21; the third card of a natural
-    # round counts for the Bonus Wagers only (681a.7(f)(2)).
+    # One additional card only (docs/interpretations.md, 1): P 2+3=5 draws 4 -> 9, stops; B 10+8=18.
+    (
+        "681a.7(g) exactly one card (docs/interpretations.md, 1)",
+        "2S 10H 3S 8D 4C",
+        0,
+        200,
+        0,
+        1200,
+        0,
+    ),
+    # Naturals (docs/interpretations.md, 2): natural beats a three-card 21; the third card of a
+    # natural round counts for the Bonus Wagers only (681a.7(f)(2)).
     ("681a.7(f)(2) natural beats 21; bonus card", "AS 5H KS 6D 10C", 200, 0, 0, 0, 600),
     ("681a.1 natural vs natural ties", "AS AH KS QD", 100, 100, 1100, 0, 0),
-    ("Interp. 2 two aces beat ace-ten", "AS AH AD QD 9C", 200, 0, 0, 600, 0),
+    ("docs/interpretations.md, 2 two aces beat ace-ten", "AS AH AD QD 9C", 200, 0, 0, 600, 0),
     ("681a.3(e)(1) three 7s", "7S 10H 7D 10D 7C", 200, 0, 0, 10100, 400),
     ("681a.3(e)(2) three of a kind", "4S 10H 4D 10D 4C", 0, 200, 0, 4100, 400),
     ("681a.3(e)(3) straight 5-6-7", "5S 10H 7D 9D 6C", 0, 200, 0, 1200, 0),
-    ("Interp. 3 straight A-2-3", "AS 10H 2D 9D 3C", 0, 200, 0, 1200, 0),
+    ("docs/interpretations.md, 3 straight A-2-3", "AS 10H 2D 9D 3C", 0, 200, 0, 1200, 0),
     ("681a.3(e)(4) three-card 21", "6S 10H 6D 9D 9C", 200, 0, 0, 600, 0),
     ("681a.3(e)(5) pair on first two only", "5S 10H 9D 9D 5C", 100, 100, 1100, 0, 0),
 ]
@@ -146,12 +154,12 @@ def test_bonus_only_card_is_marked_and_does_not_count() -> None:
         ("AS 5H 5D", "three_card_21"),
         ("10S 10H", "pair"),
         ("10S JH", None),
-        ("9S 9H 3D", "three_card_21"),  # only the highest award (Interp. 3)
+        ("9S 9H 3D", "three_card_21"),  # only the highest award (docs/interpretations.md, 3)
         ("9S 9H 2D", "pair"),
     ],
 )
 def test_bonus_hands(cards: str, hand: str | None) -> None:
-    # 681a.3(e), Interpretation 3
+    # 681a.3(e), docs/interpretations.md, 3
     assert bonus_hand(tuple(c.rank for c in parse_cards(cards))) == hand
 
 
