@@ -1,9 +1,10 @@
-// End to end: a real `croupier serve` and headless Chromium. Open the lobby, play baccarat,
+// End to end: a real `croupier serve` and headless Chromium. Open the lobby (and see it say
+// so while the server does not answer), play baccarat,
 // roulette (a split and a Five Adjacent bet), Casino War (a War decision) and Down Under
 // Blackjack (hit/stand), watch Big Six, and come back after the server drops the connection.
 // Screenshots go to docs/screenshots/.
 
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceOf, CroupierServer, DESKTOP, launchBrowser, newPlayer, parseMoney, PHONE, screenshot, waitForBetting } from "./harness";
 
@@ -64,6 +65,38 @@ describe("the browser client against a real server", () => {
     await screenshot(page, "lobby");
     await page.setViewportSize(PHONE);
     await screenshot(page, "lobby-phone", false);
+    await page.close();
+  });
+
+  it("says it is connecting until the server answers, and when it cannot reach it", async () => {
+    const page = await player();
+    // The page loads, but its WebSocket gets no answer until `answer`: each attempt is held.
+    const held: WebSocketRoute[] = [];
+    let answer = false;
+    await page.routeWebSocket(/\/ws$/, (ws) => {
+      if (answer) ws.connectToServer();
+      else held.push(ws);
+    });
+    await page.goto(`${server.url}/`);
+    const status = page.getByTestId("lobby-status");
+    await expect.poll(() => status.textContent()).toMatch(/^Connecting to the table server…/);
+    expect(await status.isVisible()).toBe(true);
+    expect(await page.getByTestId("connection").textContent()).toBe("Connecting…");
+    expect(await page.locator(".table-card").count()).toBe(0);
+    await screenshot(page, "lobby-connecting", false);
+    // The attempt fails: the lobby says the server cannot be reached, and that it retries.
+    await held[0].close();
+    await expect.poll(() => status.textContent()).toMatch(/^Cannot reach the table server(Retrying in \d s…|Retrying now…) 1 attempt has failed so far\./);
+    expect(await page.locator(".lobby-notice.failed").isVisible()).toBe(true);
+    expect(await page.getByTestId("connection").textContent()).toBe("Cannot connect · retrying");
+    await expect.poll(() => held.length, { timeout: 10_000 }).toBe(2); // it did retry
+    await screenshot(page, "lobby-unreachable", false);
+    // The server answers the next attempt: the tables replace the notice.
+    answer = true;
+    await held[1].close();
+    await page.waitForSelector('[data-table="baccarat"]', { timeout: 15_000 });
+    await expect.poll(() => status.isVisible()).toBe(false);
+    await expect.poll(() => page.getByTestId("connection").textContent()).toMatch(/Connected/);
     await page.close();
   });
 

@@ -7,6 +7,27 @@ import { PROTOCOL_VERSION } from "./protocol";
 
 export type Status = "connecting" | "open" | "reconnecting";
 
+/** What to tell a player while the connection is not open; `null` once it is. */
+export type Notice = { title: string; detail: string; failed: boolean };
+
+/**
+ * The words for the connection's state, for the lobby (and the header's short form): a first
+ * connection still on its way, one that has failed (retrying in `retryInMs`), or one that
+ * dropped after working.
+ */
+export function connectionNotice(status: Status, connectedBefore: boolean, retryInMs: number | null, attempts: number): Notice | null {
+  if (status === "open") return null;
+  const retry = retryInMs === null || retryInMs <= 0 ? "Retrying now…" : `Retrying in ${Math.ceil(retryInMs / 1000)} s…`;
+  if (status === "connecting") {
+    return { title: "Connecting to the table server…", detail: "The tables appear as soon as it answers.", failed: false };
+  }
+  if (!connectedBefore) {
+    const tries = attempts === 1 ? "1 attempt has" : `${attempts} attempts have`;
+    return { title: "Cannot reach the table server", detail: `${retry} ${tries} failed so far.`, failed: true };
+  }
+  return { title: "Connection lost — reconnecting…", detail: `${retry} The lobby updates again once it is back.`, failed: true };
+}
+
 type Pending = { resolve: (m: ServerMessage) => void; reject: (e: Error) => void; timer: number };
 
 const TOKEN_KEY = "croupier.token";
@@ -29,8 +50,23 @@ export class Connection {
   private statusListeners = new Set<() => void>();
   private readyListeners = new Set<(w: Welcome, again: boolean) => void>();
   private welcomedBefore = false;
+  /** Failed or dropped connections since the last `welcome`. */
+  failures = 0;
+  /** When the next attempt starts (performance.now() milliseconds), while waiting for it. */
+  retryAt: number | null = null;
 
   constructor(private url: string) {}
+
+  /** True once the server has welcomed us at least once (a drop is then a reconnect). */
+  get connectedBefore(): boolean {
+    return this.welcomedBefore;
+  }
+
+  /** What to tell the player now (see `connectionNotice`). */
+  notice(): Notice | null {
+    const retryIn = this.retryAt === null ? null : this.retryAt - performance.now();
+    return connectionNotice(this.status, this.welcomedBefore, retryIn, this.failures);
+  }
 
   start(): void {
     this.open();
@@ -84,6 +120,7 @@ export class Connection {
   }
 
   private open(): void {
+    this.retryAt = null;
     const ws = new WebSocket(this.url);
     ws.binaryType = "arraybuffer";
     this.ws = ws;
@@ -116,9 +153,11 @@ export class Connection {
         p.reject(new Error("connection closed"));
       }
       this.pending.clear();
-      this.setStatus("reconnecting");
       const delay = Math.min(3000, 250 * 2 ** this.retry) * (0.75 + Math.random() * 0.5);
       this.retry += 1;
+      this.failures += 1;
+      this.retryAt = performance.now() + delay;
+      this.setStatus("reconnecting");
       window.setTimeout(() => this.open(), delay);
     };
   }
@@ -128,6 +167,7 @@ export class Connection {
       this.welcome = message;
       localStorage.setItem(TOKEN_KEY, message.token);
       this.retry = 0;
+      this.failures = 0;
       this.setStatus("open");
       this.startPings(ws);
       const again = this.welcomedBefore;

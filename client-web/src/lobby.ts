@@ -9,6 +9,15 @@ import { beadPlate, bigRoadElement } from "./roads";
 export class LobbyView {
   readonly root = el("main", { class: "lobby", id: "main", "aria-labelledby": "lobby-title" });
   private list = el("div", { class: "table-list", "data-testid": "table-list" });
+  // Until the first lobby arrives (and whenever the connection is down): what is happening.
+  private noticeTitle = el("strong", { class: "notice-title" });
+  private noticeDetail = el("span", { class: "notice-detail" });
+  private notice = el(
+    "div",
+    { class: "lobby-notice", role: "status", "aria-live": "polite", "data-testid": "lobby-status" },
+    el("span", { class: "spinner", "aria-hidden": "true" }),
+    el("div", {}, this.noticeTitle, this.noticeDetail),
+  );
   private timer = 0;
   private tick = 0;
   private tables: TableSummary[] = [];
@@ -26,9 +35,22 @@ export class LobbyView {
         el("h1", { id: "lobby-title", text: "Tables" }),
         el("p", { class: "hint", text: "Choose a table to play, or watch one without betting." }),
       ),
+      this.notice,
       this.list,
     );
     this.bind();
+    this.showConnection();
+  }
+
+  /** The notice: the connection's state, or "loading" until the first list of tables. */
+  private showConnection(): void {
+    const n = this.conn.notice();
+    const waiting = this.received === 0;
+    this.notice.hidden = n === null && !waiting;
+    this.notice.classList.toggle("failed", n?.failed ?? false);
+    this.notice.classList.toggle("over-tables", !waiting);
+    this.noticeTitle.textContent = n?.title ?? "Loading the tables…";
+    this.noticeDetail.textContent = n?.detail ?? "";
   }
 
   mount(): void {
@@ -38,13 +60,19 @@ export class LobbyView {
           this.tables = m.tables;
           this.received = performance.now();
           this.render();
+          this.showConnection();
         }
       }),
       this.conn.onReady(() => this.refresh()),
+      this.conn.onStatus(() => this.showConnection()),
     );
+    this.showConnection();
     if (this.conn.ready) this.refresh();
     this.timer = window.setInterval(() => this.refresh(), 2000);
-    this.tick = window.setInterval(() => this.updateCountdowns(), 250);
+    this.tick = window.setInterval(() => {
+      this.updateCountdowns();
+      if (this.conn.status !== "open") this.showConnection(); // the retry countdown
+    }, 250);
   }
 
   unmount(): void {

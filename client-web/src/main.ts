@@ -44,9 +44,9 @@ function setBalance(value: number, _delta?: number): void {
 function renderConnection(): void {
   const s = conn.status;
   connEl.className = `connection ${s}`;
-  connText.textContent =
-    s === "open" ? `Connected${conn.latencyMs !== null ? ` · ${conn.latencyMs} ms` : ""}` : s === "connecting" ? "Connecting…" : "Reconnecting…";
-  connEl.title = s === "open" ? "Round-trip latency to the table server" : "The connection dropped; reconnecting automatically";
+  const short = s === "connecting" ? "Connecting…" : conn.connectedBefore ? "Reconnecting…" : "Cannot connect · retrying";
+  connText.textContent = s === "open" ? `Connected${conn.latencyMs !== null ? ` · ${conn.latencyMs} ms` : ""}` : short;
+  connEl.title = s === "open" ? "Round-trip latency to the table server" : (conn.notice()?.title ?? "");
 }
 conn.onStatus(renderConnection);
 conn.onReady((w) => {

@@ -220,6 +220,7 @@ def to_markdown(report: CertificationReport) -> str:
         "source_description",
         "level",
         "self_test",
+        "samples_kept",
         "python",
         "cryptography_version",
         "platform",
@@ -295,7 +296,16 @@ def to_markdown(report: CertificationReport) -> str:
                     cells.append(r.verdict.value)
             out.append(f"| `{test_id}` | " + " | ".join(cells) + " |")
         out.append("")
-    out += ["## Sample files", "", f"### {g.name}", "", *_samples_table(g.samples), ""]
+    out += ["## Sample files", ""]
+    if h.get("samples_kept") is False:
+        out += [
+            "**Not kept** (`--no-samples`): the files below were written for the run, read by "
+            "the tests and external tools, then deleted. Their sizes and SHA-256 identify the "
+            "data every verdict was computed on, but nobody can re-run a test on them; a "
+            "certification submission keeps them (run without `--no-samples`).",
+            "",
+        ]
+    out += [f"### {g.name}", "", *_samples_table(g.samples), ""]
     if report.self_test is not None:
         for run in report.self_test:
             out += [f"### Self-test: {run.name}", "", *_samples_table(run.samples), ""]

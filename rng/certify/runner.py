@@ -315,8 +315,10 @@ def certify(
     self_test: bool,
     log: Callable[[str], None] | None = None,
     seed: str | None = None,
+    keep_samples: bool = True,
 ) -> CertificationReport:
-    """Run everything and return the report (``run_certification`` also writes it)."""
+    """Run everything and return the report (``run_certification`` also writes it, and
+    deletes the samples afterwards when not ``keep_samples``: the report says so)."""
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}: one of {', '.join(LEVELS)}")
     sizes = LEVELS[level]
@@ -327,7 +329,10 @@ def certify(
         shutil.rmtree(out_dir / "samples")  # a previous run's samples: never mix them in
     subject = make_subject(source_name, seed)
     mt_seed = secrets.randbelow(1 << 16) if seed is None else 4242
-    logger(f"certifying {source_name} at level {level}; samples in {out_dir / 'samples'}")
+    logger(
+        f"certifying {source_name} at level {level}; samples in {out_dir / 'samples'}"
+        + ("" if keep_samples else " (deleted at the end: --no-samples)")
+    )
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="certify-tools") as pool:
         main = _GeneratorBattery(
             subject,
@@ -411,6 +416,7 @@ def certify(
         "source_description": SOURCE_DESCRIPTIONS.get(source_name, source_name),
         "level": level,
         "self_test": self_test,
+        "samples_kept": keep_samples,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "started": started_at.isoformat(timespec="seconds"),

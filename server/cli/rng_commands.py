@@ -53,6 +53,12 @@ def register(commands: Any) -> None:
         "CROUPIER_ENV=production); never for a certification submission",
     )
     certify.add_argument(
+        "--no-samples",
+        action="store_true",
+        help="delete DIR/samples/ at the end of the run (80-100 MB at --quick, hundreds of "
+        "MB at --full); the report keeps each file's size and SHA-256 and says they were not kept",
+    )
+    certify.add_argument(
         "--no-self-test",
         action="store_true",
         help="skip the broken-generator self-test (the exit status then ignores it)",
@@ -119,4 +125,5 @@ def _certify(args: argparse.Namespace) -> int:
         source_name=args.source,
         self_test=not args.no_self_test,
         seed=args.seed,
+        keep_samples=not args.no_samples,
     )

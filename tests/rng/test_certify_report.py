@@ -2,31 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rng import seeded_source
-from rng.certify import runner
+from rng.certify import run_certification, runner
 from rng.certify.battery import CHECKS
 from rng.certify.broken import MersenneTwister
 from rng.certify.results import Measurement, Verdict, decide, format_p
 from rng.certify.subject import Subject
-from server.cli.main import main
+from server.cli.main import build_parser, main
 
 BROKEN = {"modulo-scaling", "off-by-one-deal", "mersenne-twister", "biased-byte"}
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+def quick_printed(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
     out = tmp_path_factory.mktemp("certify-quick")
     # A seeded run: the same HMAC_DRBG and battery, reproducible, so CI never fails on the
     # half-percent of good runs that chance alone would fail (the policy's false-failure rate).
-    status = main(["rng", "certify", "--quick", "--seed", "ci", "--out", str(out)])
-    return status, out
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = main(["rng", "certify", "--quick", "--seed", "ci", "--out", str(out)])
+    return status, out, printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def quick_run(quick_printed: tuple[int, Path, str]) -> tuple[int, Path]:
+    return quick_printed[0], quick_printed[1]
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +104,53 @@ def test_sample_files_match_their_sha256(
         assert hashlib.sha256(data).hexdigest() == sample["sha256"]
     referenced = {f for t in quick_report["generator"]["tests"] for f in t["sample_files"]}
     assert referenced <= {s["path"] for s in listed}
+
+
+def _on_disk(folder: Path) -> tuple[int, int]:
+    files = [f for f in folder.rglob("*") if f.is_file()]
+    return sum(f.stat().st_size for f in files), len(files)
+
+
+def test_the_last_line_says_where_the_samples_are_and_how_big(
+    quick_printed: tuple[int, Path, str],
+) -> None:
+    _, out, printed = quick_printed
+    last = printed.strip().splitlines()[-1]
+    size, count = _on_disk(out / "samples")
+    assert size > 10_000_000  # the quick run's samples are tens of MB: worth saying
+    assert last == (
+        f"samples: {size / 1e6:.1f} MB in {count} files in {out / 'samples'}/ (each listed "
+        "with its SHA-256 in the report; --no-samples deletes them at the end of the run)"
+    )
+    assert f"report: {out / 'report.md'} and {out / 'report.json'}" in printed
+
+
+def test_no_samples_leaves_no_sample_files_and_the_report_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = run_certification(
+        out_dir=tmp_path, level="tiny", source_name="os", self_test=False, keep_samples=False
+    )
+    assert status == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["header"]["samples_kept"] is False
+    samples = report["generator"]["samples"]
+    assert samples and all(re.fullmatch(r"[0-9a-f]{64}", s["sha256"]) for s in samples)
+    size = sum(s["bytes"] for s in samples)
+    assert "**Not kept** (`--no-samples`)" in (tmp_path / "report.md").read_text()
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == (
+        f"samples: not kept (--no-samples): {size / 1e6:.1f} MB in {len(samples)} files were "
+        f"written to {tmp_path / 'samples'}/ for the run and deleted; the report lists each "
+        "with its size and SHA-256"
+    )
+
+
+def test_the_command_takes_no_samples() -> None:
+    args = build_parser().parse_args(["rng", "certify", "--quick", "--no-samples", "--out", "d"])
+    assert args.no_samples is True
+    assert build_parser().parse_args(["rng", "certify", "--out", "d"]).no_samples is False
 
 
 def test_markdown_report_reads_like_a_lab_report(quick_run: tuple[int, Path]) -> None:
