@@ -188,10 +188,10 @@ def render(
         "scheduling`) so that its own wake-up behind the saturated viewers' swarm is not "
         "timed as server latency (the server is untouched). The ledger and journal (SQLite, WAL, "
         "`synchronous=FULL`) live under the data directory; the time of one durable commit "
-        "there is probed first: every bet waits for one such commit (its ledger debit; its "
-        "journal record is queued in order and durable before the round's next step), made "
-        "by the store's writer thread off the event loop and shared with whatever else is "
-        "queued (group commit), before its ack. "
+        "there is probed first: every bet waits for two such commits made at the same time "
+        "(its ledger debit and its journal record, each by its store's writer thread off "
+        "the event loop and shared with whatever else is queued: group commit) before its "
+        "ack. "
         "Baseline: the same bettors with no broadcast, same server, same run. Loop "
         "stalls: a task in the server sleeping 1 ms at a time records how late it wakes.",
         "",
