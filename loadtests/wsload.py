@@ -545,17 +545,17 @@ class ServerHarness:
 
             def one() -> int:
                 round_id = table.round_id or ""
-                table.seq += 1
+                seq = table.core.event(round_id, "card_dealt", FANOUT_EVENT, None).seq
                 frame = encode(
                     TableEvent(
                         table=table.id,
-                        seq=table.seq,
+                        seq=seq,
                         round=round_id,
                         event="card_dealt",
                         data=FANOUT_EVENT,
                     )
                 )
-                table._log.append(_Logged(table.seq, round_id, frame, None))
+                table._log.append(_Logged(seq, frame, None))
                 targets = open_public_ws()
                 broadcast(targets, frame)
                 metrics.frames_fanout.value += len(targets)
@@ -567,17 +567,17 @@ class ServerHarness:
 
             def coalesce() -> int:
                 round_id = table.round_id or ""
-                table.seq += 1
+                seq = table.core.event(round_id, "card_dealt", FANOUT_EVENT, None).seq
                 frame = encode(
                     TableEvent(
                         table=table.id,
-                        seq=table.seq,
+                        seq=seq,
                         round=round_id,
                         event="card_dealt",
                         data=FANOUT_EVENT,
                     )
                 )
-                table._log.append(_Logged(table.seq, round_id, frame, None))
+                table._log.append(_Logged(seq, frame, None))
                 wire = server_frame(frame)
                 targets = open_public_ws()
                 add = coalescer.add

@@ -19,6 +19,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
+from server.games.errors import IllegalAction
 from server.net.fanout import ws_binary_frame
 from server.net.metrics import Metrics
 from server.protocol.codec import ProtocolError, decode_client, encode
@@ -239,23 +240,20 @@ class _Session:
             return
         assert self.player is not None
         player_id = self.player.player_id
-        seated = table.seated
-        if (
-            message.role == "player"
-            and player_id not in seated
-            and len(seated) >= table.settings.seats
-        ):
-            return self.error(
-                "table_full", "every seat is taken; join as a spectator", table.id, message.ref
-            )
         old = self.viewers.pop(table.id, None)
         if old is not None:
             table.remove_viewer(old)
         viewer = _Viewer(self)
+        try:  # the table's seat rules: table_full when every seat is taken
+            table.add_viewer(viewer, message.role)
+        except IllegalAction as exc:
+            if old is not None:  # still watching as before
+                table.add_viewer(old, "spectator")
+                self.viewers[table.id] = old
+            return self.error(exc.code, exc.message, exc.value, message.ref)
         resumed = False
         if isinstance(message, Resume):
             resumed = table.replay_since(viewer, message.last_seq)
-        table.add_viewer(viewer, message.role)
         self.viewers[table.id] = viewer
         self.send(
             Joined(
@@ -295,11 +293,6 @@ class _Session:
         return reply
 
     async def _place(self, m: PlaceBet) -> None:
-        table = self.casino.tables.get(m.table)
-        viewer = self.viewers.get(m.table)
-        if table is not None and (viewer is None or table.viewers.get(viewer) != "player"):
-            self.metrics.bet_refused("not_seated")
-            return self.error("not_seated", "join the table as a player to bet", m.table, m.ref)
         reply = await self._submit(
             m.table, m.ref, "place", round_id=m.round, bet_id=m.bet_id, spot=m.spot, amount=m.amount
         )

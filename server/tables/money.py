@@ -16,11 +16,14 @@ __all__ = [
     "apost_cancel",
     "apost_settlement",
     "bet_key",
+    "bet_transfer",
     "cancel_key",
+    "cancel_transfer",
     "post_bet",
     "post_cancel",
     "post_settlement",
     "settle_key",
+    "settlement_transfers",
 ]
 
 
@@ -36,13 +39,15 @@ def settle_key(round_id: str, wager: Wager) -> str:
     return f"settle:{round_id}:{wager.player_id}:{wager.bet_id}"
 
 
-def _bet(round_id: str, wager: Wager) -> Transfer:
+def bet_transfer(round_id: str, wager: Wager) -> Transfer:
+    """A wager's stake, from the player to ``wagers:open``."""
     return Transfer(
         player_account(wager.player_id), OPEN_WAGERS, wager.amount, "wager", round_id, wager.bet_id
     )
 
 
-def _cancel(round_id: str, wager: Wager) -> Transfer:
+def cancel_transfer(round_id: str, wager: Wager) -> Transfer:
+    """A cancelled wager's stake, back to the player."""
     return Transfer(
         OPEN_WAGERS, player_account(wager.player_id), wager.amount, "cancel", round_id, wager.bet_id
     )
@@ -50,20 +55,20 @@ def _cancel(round_id: str, wager: Wager) -> Transfer:
 
 def post_bet(ledger: Ledger, round_id: str, wager: Wager) -> bool:
     """Debit an accepted wager; False if this exact bet was already debited (a retry)."""
-    return ledger.post(bet_key(round_id, wager), [_bet(round_id, wager)]).applied
+    return ledger.post(bet_key(round_id, wager), [bet_transfer(round_id, wager)]).applied
 
 
 async def apost_bet(ledger: Ledger, round_id: str, wager: Wager) -> bool:
     """``post_bet`` for the event loop: resolves once the debit is durable."""
-    return (await ledger.apost(bet_key(round_id, wager), [_bet(round_id, wager)])).applied
+    return (await ledger.apost(bet_key(round_id, wager), [bet_transfer(round_id, wager)])).applied
 
 
 def post_cancel(ledger: Ledger, round_id: str, wager: Wager) -> None:
-    ledger.post(cancel_key(round_id, wager), [_cancel(round_id, wager)])
+    ledger.post(cancel_key(round_id, wager), [cancel_transfer(round_id, wager)])
 
 
 async def apost_cancel(ledger: Ledger, round_id: str, wager: Wager) -> None:
-    await ledger.apost(cancel_key(round_id, wager), [_cancel(round_id, wager)])
+    await ledger.apost(cancel_key(round_id, wager), [cancel_transfer(round_id, wager)])
 
 
 def settlement_transfers(round_id: str, settlement: Settlement) -> list[Transfer]:

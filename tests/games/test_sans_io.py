@@ -1,5 +1,6 @@
-"""The rule engines are sans-I/O (DESIGN.md, principle 1): no clock, socket, randomness,
-serialisation or database reaches into ``server/games``."""
+"""The rule engines and the table core are sans-I/O (DESIGN.md, principle 1): no clock,
+socket, randomness, serialisation or database reaches into ``server/games`` or
+``server/tables/core``."""
 
 import ast
 from pathlib import Path
@@ -50,5 +51,22 @@ def test_engine_module_is_sans_io(path: Path) -> None:
         name
         for name in _imports(path)
         if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+    }
+    assert not bad, f"{path} imports {sorted(bad)}"
+
+
+CORE = GAMES.parent / "tables" / "core"
+CORE_MODULES = sorted(CORE.rglob("*.py"))
+# The table core (issue #15) is sans-I/O too: no event loop, clock, randomness, store, socket
+# or wire encoding — it says what to do, an adapter does it.
+CORE_FORBIDDEN = FORBIDDEN | {"msgspec", "server.storage", "server.protocol", "server.net", "rng"}
+
+
+@pytest.mark.parametrize("path", CORE_MODULES, ids=lambda p: str(p.relative_to(CORE)))
+def test_table_core_module_is_sans_io(path: Path) -> None:
+    bad = {
+        name
+        for name in _imports(path)
+        if any(name == f or name.startswith(f + ".") for f in CORE_FORBIDDEN)
     }
     assert not bad, f"{path} imports {sorted(bad)}"

@@ -12,6 +12,7 @@ from server.journal import SqliteJournal
 from server.protocol.codec import decode_server
 from server.protocol.messages import ServerMessage, TableEvent
 from server.tables.clock import ManualClock
+from server.tables.core.commands import Join
 from server.tables.games import SEAT_LIMITS, TableSettings, build_game
 from server.tables.runtime import TableRuntime
 from server.wallet import HOUSE, OPEN_WAGERS, PLAY_MONEY_ISSUER, SqliteLedger, Transfer
@@ -68,6 +69,9 @@ class Harness:
         self.task: asyncio.Task[None] | None = None
 
     def fund(self, player: str, amount: int = 10_000) -> None:
+        """Give ``player`` money and a seat (as a connection joining as a player would: only
+        seated players bet)."""
+        self.table.core.handle(Join(player, "player"), self.clock.now())
         self.ledger.open_account(player_account(player))
         self.ledger.post(
             f"grant:{player}",

@@ -1,0 +1,113 @@
+"""What goes into a table core: players' commands, time, and the answers to its effects.
+
+Every command that a player's connection sends carries ``cid``, the adapter's name for it:
+the core's ``Reply`` effect names the same ``cid``. Seat commands (``Join``, ``Leave``,
+``Drop``) and ``Stop`` take effect at once; play commands queue and are handled one at a
+time, in order, while the table waits (a betting window, a decision, the pause).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "Cancel",
+    "Command",
+    "Decide",
+    "Done",
+    "Drop",
+    "Join",
+    "Leave",
+    "Place",
+    "PlayCommand",
+    "Repeat",
+    "Stop",
+    "Tick",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """A connection of ``player_id`` watches the table, as a ``player`` (seated, may bet) or a
+    ``spectator``. Refused with ``table_full`` when every seat is taken."""
+
+    player_id: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """A connection left on purpose: the seat is free at once (when it was the player's last
+    connection as a player)."""
+
+    player_id: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """A connection dropped without leaving: the seat is held for the grace period; the
+    player's accepted bets stand and settle."""
+
+    player_id: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    cid: int
+    player_id: str
+    round_id: str
+    bet_id: str
+    spot: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    cid: int
+    player_id: str
+    round_id: str
+    bet_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """Place again the player's wagers of their previous round here, ids ``<prefix>-1`` …"""
+
+    cid: int
+    player_id: str
+    round_id: str
+    prefix: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decide:
+    cid: int
+    player_id: str
+    round_id: str
+    spot: str
+    decision: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passed (the core keeps the latest ``now`` it was given with any command)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Stop the table: the round in play is voided at its next wait, every wager returned."""
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The results of the ``Wait`` the core is blocked on, one per effect, in order: the
+    effect's value, or a ``Failed``/``Refused`` (``server.tables.core.effects``)."""
+
+    results: tuple[Any, ...]
+
+
+PlayCommand = Place | Cancel | Repeat | Decide
+Command = Join | Leave | Drop | PlayCommand | Tick | Stop | Done

@@ -1,0 +1,201 @@
+"""What comes out of a table core: effects, in the order they must happen.
+
+Most effects are performed and forgotten (``Emit``, ``Reply``, ``Deadline``…). A ``Wait``
+holds effects whose results the core needs before it can go on — a ledger post, a journal
+record, a chance outcome, a balance — performed together (the ledger and the journal write
+at the same time) and answered with one ``Done`` carrying their results in order. A core
+blocked on a ``Wait`` does nothing else until it is answered; a ``Wait`` is always the last
+effect of a batch.
+
+A write that could not be made durable is answered ``Failed`` (nothing of it was applied);
+a ledger batch refused for lack of funds is answered ``Refused``. The core knows no store's
+own exceptions: the adapter translates them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
+from server.journal.records import Opened, Record, Settled, Voided
+from server.wallet.ledger import Transfer
+
+__all__ = [
+    "AppendRecord",
+    "BalanceChanged",
+    "Chance",
+    "Deadline",
+    "Effect",
+    "Emit",
+    "Failed",
+    "FinishRound",
+    "NewShoe",
+    "OpenRound",
+    "Post",
+    "ReadAvailable",
+    "Refused",
+    "Reply",
+    "RoundFinished",
+    "SaveState",
+    "Wait",
+]
+
+
+# --- performed and forgotten ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """Send table event ``name`` (its wire ``data``) with sequence number ``seq`` to every
+    viewer, or only to player ``audience``."""
+
+    seq: int
+    round_id: str
+    name: str
+    data: dict[str, Any]
+    audience: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BalanceChanged:
+    """Tell ``player_id``'s connections their balance now (read from the ledger)."""
+
+    player_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The answer to command ``cid``: ``error`` (code, message, value) or ``data``; with
+    ``balance_of``, the adapter adds ``data["balance"]``, that player's balance now."""
+
+    cid: int
+    error: tuple[str, str, Any] | None = None
+    data: dict[str, Any] | None = None
+    balance_of: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """Tick the core at ``at`` (its clock), or never (None): a betting window, a decision's
+    deadline, the pause between rounds."""
+
+    at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFinished:
+    """A round ended, ``settled`` or ``voided`` (for metrics)."""
+
+    status: str
+
+
+# --- performed, with a result the core waits for ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRound:
+    round_id: str
+    record: Opened
+
+
+@dataclass(frozen=True, slots=True)
+class AppendRecord:
+    """Journal one record of the open round; ``player``: the same commit notes that the
+    player had wagers in it (game recall)."""
+
+    round_id: str
+    record: Record
+    player: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FinishRound:
+    round_id: str
+    record: Settled | Voided
+
+
+@dataclass(frozen=True, slots=True)
+class SaveState:
+    """Keep table state that outlives rounds (progressive meters, the sequence epoch)."""
+
+    key: str
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    """One ledger batch under its idempotency key."""
+
+    key: str
+    transfers: tuple[Transfer, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadAvailable:
+    """What a further debit of ``account`` may take: its balance less debits still on their
+    way to disk (the answer is an ``int``)."""
+
+    account: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewShoe:
+    """Before a round: reshuffle when the shoe's cover card was reached. The answer is the new
+    shoe's burn record, or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chance:
+    """Answer an engine's chance request from the table's source (the virtual shoe or wheel,
+    a device): the answer is the journal ``Record`` of the outcome (``CardDrawn``, ``Spin``,
+    ``HoleRangeRead``), which the core journals before the engine — or anyone — sees it.
+    ``hole`` is the face-down card a hole-card reader reads."""
+
+    request: CardRequest | SpinRequest | HoleRangeRequest | NewShoe
+    hole: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    effects: Sequence[Any]
+
+
+# --- results -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The effect could not be performed: a write not made durable (nothing of it applied), a
+    ledger error, or (``rng``) the random number generator failing its health tests."""
+
+    message: str
+    rng: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A ledger batch refused: ``account`` holds ``balance``, the batch needed ``needed``."""
+
+    account: str
+    balance: int
+    needed: int
+
+
+Effect = (
+    Emit
+    | BalanceChanged
+    | Reply
+    | Deadline
+    | RoundFinished
+    | Wait
+    | OpenRound
+    | AppendRecord
+    | FinishRound
+    | SaveState
+    | Post
+    | ReadAvailable
+    | Chance
+)

@@ -1,0 +1,69 @@
+"""Who sits at a table: admission, seat numbers, and seats held for dropped players.
+
+A player holds a seat while one of their connections watches as a ``player``, and for
+``grace_seconds`` after the last one dropped without leaving (bets stand while they are
+away). A seat is a betting box in the boxed games (Casino War, Down Under Blackjack): a
+player keeps their box number for as long as they hold the seat, and gets it back when they
+return to a seat nobody took meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from server.games.errors import IllegalAction
+
+__all__ = ["NOT_SEATED", "TABLE_FULL", "Seats"]
+
+TABLE_FULL = "table_full"
+NOT_SEATED = "not_seated"
+
+
+class Seats:
+    def __init__(self, table_id: str, seats: int, grace_seconds: float = 60.0) -> None:
+        self.table_id = table_id
+        self.seats = seats
+        self.grace_seconds = grace_seconds
+        self.seat_of: dict[str, int] = {}  # a seated player's seat number (a betting box)
+        self._connected: Counter[str] = Counter()  # live connections as a player
+        self._held: dict[str, float] = {}  # dropped players' seats, held until then
+
+    def seated(self, now: float) -> set[str]:
+        """Players holding a seat: connected as a player, or dropped less than
+        ``grace_seconds`` ago."""
+        for player, until in list(self._held.items()):
+            if until <= now:
+                del self._held[player]
+        return set(self._connected) | set(self._held)
+
+    def join(self, player_id: str, role: str, now: float) -> None:
+        """Admit a connection; ``IllegalAction(table_full)`` when it would need a seat and
+        every seat is taken (it may watch as a spectator)."""
+        seated = self.seated(now)
+        if role == "player" and player_id not in seated and len(seated) >= self.seats:
+            raise IllegalAction(
+                TABLE_FULL, "every seat is taken; join as a spectator", self.table_id
+            )
+        self._held.pop(player_id, None)
+        if role != "player":
+            return
+        self._connected[player_id] += 1
+        taken = {self.seat_of[p] for p in seated if p in self.seat_of and p != player_id}
+        if self.seat_of.get(player_id) in (None, *taken):
+            self.seat_of[player_id] = next(n for n in range(1, self.seats + 2) if n not in taken)
+
+    def leave(self, player_id: str, role: str) -> None:
+        if role == "player":
+            self._connected[player_id] -= 1
+            if self._connected[player_id] <= 0:
+                del self._connected[player_id]
+
+    def drop(self, player_id: str, role: str, now: float) -> None:
+        self.leave(player_id, role)
+        if role == "player" and player_id not in self._connected:
+            self._held[player_id] = now + self.grace_seconds
+
+    def require_seated(self, player_id: str) -> None:
+        """Only a player connected as a player bets."""
+        if player_id not in self._connected:
+            raise IllegalAction(NOT_SEATED, "join the table as a player to bet", self.table_id)

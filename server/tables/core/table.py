@@ -1,0 +1,775 @@
+"""One table as a sans-I/O state machine: commands in, effects out (DESIGN.md principle 1).
+
+``TableCore`` owns a table's round engine, its seats, its bets' bookkeeping and its sequence
+numbers. It never waits, sleeps, reads a clock, draws a random number or touches a store:
+it says what must happen (``effects``) in the order it must happen, and an adapter performs
+it — the asyncio ``TableRuntime`` in the server; a test, synchronously. The rules that make
+the table trustworthy live here once:
+
+- a bet is acknowledged only once its debit and its journal record are both durable;
+- a card or wheel result is journaled before the engine — and so any viewer — sees it;
+- money moved by events (settlements, progressive awards) is posted before they are sent;
+- after "no more bets" no wager is placed, altered or withdrawn.
+
+Its life is written as generators: the table's life (rounds, betting windows, decisions,
+pauses) is one; each player's command is another. A generator yields effects; a ``Wait``
+suspends it until the adapter answers with ``Done``; a ``_Park`` suspends the table's life
+until a deadline passes (``Tick``) or a condition holds, and meanwhile queued commands run,
+one at a time, in order. Replay — game recall, ``croupier replay``, crash recovery — applies
+journal records through the same ``_apply`` functions as live play (``replay_round``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
+from server.games.errors import (
+    BETTING_CLOSED,
+    DUPLICATE_BET_ID,
+    NO_DECISION_PENDING,
+    GameError,
+    IllegalAction,
+    InvariantViolation,
+)
+from server.games.events import BetAccepted, CardDealt, RoundSettled, WagerSettled
+from server.games.round import DecidingEngine, DecisionRequest, Phase, RoundEngine, WheelEngine
+from server.games.wagers import Wager
+from server.journal import records as rec
+from server.tables.core import commands as cmd
+from server.tables.core.effects import (
+    AppendRecord,
+    BalanceChanged,
+    Chance,
+    Deadline,
+    Emit,
+    Failed,
+    FinishRound,
+    NewShoe,
+    OpenRound,
+    Post,
+    ReadAvailable,
+    Refused,
+    Reply,
+    RoundFinished,
+    SaveState,
+    Wait,
+)
+from server.tables.core.seats import Seats
+from server.tables.money import (
+    bet_key,
+    bet_transfer,
+    cancel_key,
+    cancel_transfer,
+    settle_key,
+    settlement_transfers,
+)
+from server.tables.views import audience, event_name, public_data
+from server.wallet.ledger import HOUSE, Transfer, player_account
+
+if TYPE_CHECKING:
+    from server.tables.games import GameTable, TableSettings
+
+__all__ = [
+    "INSUFFICIENT_FUNDS",
+    "NOT_YOUR_BOX",
+    "ROUND_NOT_OPEN",
+    "SEQ_BLOCK",
+    "STORAGE_FAILED",
+    "TABLE_UNAVAILABLE",
+    "Replayed",
+    "TableCore",
+    "replay_round",
+]
+
+log = logging.getLogger("croupier.table")
+
+INSUFFICIENT_FUNDS = "insufficient_funds"
+NOT_YOUR_BOX = "not_your_box"
+ROUND_NOT_OPEN = "round_not_open"
+STORAGE_FAILED = "storage_failed"
+TABLE_UNAVAILABLE = "table_unavailable"
+# Events per epoch's block of sequence numbers (see ``TableCore.epoch``). A table that used
+# half of its block starts a new epoch at its next round; 2^32 keeps seq an exact JavaScript
+# number for 2^21 epochs.
+SEQ_BLOCK = 2**32
+
+Step = Generator[Any, Any, Any]
+
+
+class TableFailure(Exception):
+    """A write the table depended on failed, or the random number generator did: the table
+    closes as a crash would leave it, and recovery at the next start completes or voids its
+    round."""
+
+    def __init__(self, message: str, *, rng: bool = False) -> None:
+        super().__init__(message)
+        self.rng = rng
+
+
+@dataclass(frozen=True, slots=True)
+class _Park:
+    """The table's life waits until ``deadline`` (or until ``until()`` holds, or a stop)."""
+
+    deadline: float
+    until: Callable[[], bool] | None = None
+
+
+class TableCore:
+    def __init__(
+        self,
+        settings: TableSettings,
+        game: GameTable,
+        *,
+        first_round: int = 1,
+        epoch: int = 0,
+        grace_seconds: float = 60.0,
+    ) -> None:
+        self.settings = settings
+        self.id = settings.id
+        self.game = game
+        # Sequence numbers never repeat, across restarts too: each run of the table (an
+        # epoch, counted durably in the journal) numbers its events from its own block,
+        # epoch × SEQ_BLOCK, so a client resuming with a seq of an earlier run is always
+        # recognised and gets a snapshot instead of a silent gap.
+        self.epoch = epoch
+        self.seq = epoch * SEQ_BLOCK
+        self.round_number = first_round - 1
+        self.round_id: str | None = None
+        self.engine: RoundEngine | None = None
+        self.closes_at: float | None = None
+        self.now = 0.0
+        # Decisions awaited now, each with its deadline: (player, spot) -> (request, deadline).
+        self.decisions: dict[tuple[str, str], tuple[DecisionRequest, float]] = {}
+        self.seats = Seats(settings.id, settings.seats, grace_seconds)
+        self.last_results: deque[str] = deque(maxlen=20)
+        self.cards: dict[str, list[str]] = {}
+        self.available = True
+        self.finished = False  # the table's life ended (stopped or closed)
+        self._hole: str | None = None  # the face-down card, for the hole-card reader
+        self._bets: dict[tuple[str, str], Wager] = {}  # this round's bets by (player, bet id)
+        self._asked: dict[tuple[str, str], tuple[str, int]] = {}  # as the client sent them
+        self._spent_ids: set[tuple[str, str]] = set()  # cancelled ids may not be reused
+        self._previous_bets: dict[str, list[Wager]] = {}  # for "repeat", per player
+        self._round_bets: dict[str, list[Wager]] = {}
+        self._decided = False
+        self._stopping = False
+        self._queue: deque[cmd.PlayCommand] = deque()
+        self._out: list[Any] = []
+        self._life: Step | None = None
+        self._parked: _Park | None = None
+        self._blocked: tuple[Step, int | None] | None = None  # (generator, its command's cid)
+
+    # --- driving the core ---------------------------------------------------------------------
+
+    def start(self, now: float, start_after: float = 0.0) -> list[Any]:
+        """Begin the table's life: its first round after ``start_after`` seconds."""
+        self.now = now
+        self._out = []
+        self._life = self._table_life(start_after)
+        self._step(self._life, None, None)
+        self._pump()
+        return self._out
+
+    def handle(self, command: cmd.Command, now: float) -> list[Any]:
+        """Take one command at time ``now``; the effects it causes, in order.
+
+        Seat commands take effect at once and cause no effect of their own: an adapter may
+        give them at any time, also while it is performing the effects of another command
+        (they never run the table)."""
+        if isinstance(command, cmd.Join | cmd.Leave | cmd.Drop):
+            self._seat(command, max(self.now, now))
+            return []
+        self.now = max(self.now, now)
+        out: list[Any] = []
+        self._out = out
+        if isinstance(command, cmd.Done):
+            if self._blocked is None:
+                raise InvariantViolation("an answer came while the table waited for none")
+            gen, cid = self._blocked
+            self._blocked = None
+            self._step(gen, command.results, cid)
+        elif isinstance(command, cmd.Stop):
+            self._stopping = True
+        elif not isinstance(command, cmd.Tick):
+            self._queue.append(command)
+        self._pump()
+        return out
+
+    def _pump(self) -> None:
+        """Run whatever may run now: the table's life when its wait is over, otherwise the
+        queued commands one at a time — never while something waits for a ``Done``."""
+        while self._blocked is None:
+            park = self._parked
+            if park is not None and (
+                self._stopping
+                or self.now >= park.deadline
+                or (park.until is not None and park.until())
+            ):
+                self._parked = None
+                assert self._life is not None
+                self._step(self._life, None, None)
+            elif self.finished and self._queue:
+                command = self._queue.popleft()
+                self._out.append(
+                    Reply(command.cid, (TABLE_UNAVAILABLE, "the table stopped", self.id))
+                )
+            elif park is not None and self._queue:
+                command = self._queue.popleft()
+                self._step(self._command(command), None, command.cid)
+            else:
+                return
+
+    def _step(self, gen: Step, value: Any, cid: int | None) -> None:
+        """Run ``gen`` until it waits, parks or ends, collecting its effects."""
+        out = self._out
+        try:
+            item = gen.send(value)
+            while True:
+                if isinstance(item, Wait):
+                    out.append(item)
+                    self._blocked = (gen, cid)
+                    return
+                if isinstance(item, _Park):
+                    self._parked = item
+                    out.append(Deadline(item.deadline))
+                    return
+                out.append(item)
+                item = gen.send(None)
+        except StopIteration as done:
+            if cid is not None:
+                out.append(done.value)
+            else:  # the table's life ended
+                self.finished = True
+                out.append(Deadline(None))
+        except IllegalAction as exc:  # a command refused; nothing changed
+            assert cid is not None
+            out.append(Reply(cid, (exc.code, exc.message, exc.value)))
+        except TableFailure as exc:  # from a command: the table had changed, so it closes
+            assert cid is not None
+            message = f"not recorded ({exc}); the table is closed until its round is recovered"
+            out.append(Reply(cid, (STORAGE_FAILED, message, self.id)))
+            self._close(f"the ledger or journal could not be written: {exc}")
+        except Exception:
+            if cid is None:
+                raise  # the table's life handles its own failures: this is a bug
+            log.critical("table %s: command failed", self.id, exc_info=True)
+            out.append(Reply(cid, (TABLE_UNAVAILABLE, "the table failed and is closed", self.id)))
+            self._close("a command failed")
+
+    def _close(self, reason: str) -> None:
+        """Close the table as a crash would: the round stays open for recovery. Called while
+        the table's life is parked (a command failed), never from inside it."""
+        self._log_closed(reason)
+        self.available = False
+        if self._life is not None:
+            self._life.close()
+        self._parked = None
+        self.finished = True
+        self._out.append(Deadline(None))
+
+    def _log_closed(self, reason: str) -> None:
+        log.critical(
+            "table %s failed: %s; table closed, round %s left for recovery at the next start",
+            self.id,
+            reason,
+            self.round_id,
+        )
+
+    # --- seats and views ----------------------------------------------------------------------
+
+    def _seat(self, command: cmd.Join | cmd.Leave | cmd.Drop, now: float) -> None:
+        if isinstance(command, cmd.Join):
+            self.seats.join(command.player_id, command.role, now)
+        elif isinstance(command, cmd.Leave):
+            self.seats.leave(command.player_id, command.role)
+        else:
+            self.seats.drop(command.player_id, command.role, now)
+
+    def seated(self, now: float) -> set[str]:
+        return self.seats.seated(now)
+
+    @property
+    def phase(self) -> str:
+        if not self.available:
+            return "closed"
+        if self.engine is None:
+            return "waiting"
+        return self.engine.phase.value
+
+    def closes_in_ms(self, now: float) -> int | None:
+        if self.closes_at is None or self.engine is None or self.engine.phase is not Phase.BETTING:
+            return None
+        return max(0, int((self.closes_at - now) * 1000))
+
+    def snapshot(self, player_id: str, now: float) -> dict[str, Any]:
+        """The table as ``player_id`` may see it now (the ``joined`` message's snapshot)."""
+        pending = None
+        for (player, _), (request, deadline) in self.decisions.items():
+            if player == player_id:
+                pending = {
+                    "spot": request.spot,
+                    "options": list(request.options),
+                    "default": request.default,
+                    "closes_in_ms": max(0, int((deadline - now) * 1000)),
+                }
+                break
+        bets = [
+            {"bet_id": w.bet_id, "spot": w.spot, "amount": w.amount}
+            for (player, _), w in self._bets.items()
+            if player == player_id
+        ]
+        return {
+            "table": self.id,
+            "seq": self.seq,
+            "round": self.round_id,
+            "phase": self.phase,
+            "closes_in_ms": self.closes_in_ms(now),
+            "cards": {k: list(v) for k, v in self.cards.items()},
+            "my_bets": bets,
+            "pending_decision": pending,
+            "meters": self.game.meter_amounts(),
+            "last_results": list(self.last_results),
+            "seat": self.seats.seat_of.get(player_id),
+        }
+
+    # --- the table's life ---------------------------------------------------------------------
+
+    def _table_life(self, start_after: float) -> Step:
+        if start_after > 0:
+            yield _Park(self.now + start_after)
+        while not self._stopping and self.available:
+            try:
+                yield from self._play_round()
+            except TableFailure as exc:
+                self.available = False
+                if not exc.rng:
+                    self._log_closed(f"the ledger or journal could not be written: {exc}")
+                    return
+                log.critical("table %s: the random number generator failed; table closed", self.id)
+                yield from self._void_current("random number generator failure")
+                return
+            except Exception:
+                # Our own failure (a broken invariant, a journal that refuses the round): never
+                # go on silently, and leave the round open for recovery, as after a crash.
+                self.available = False
+                log.exception("table %s: internal error", self.id)
+                self._log_closed("an internal error")
+                return
+            if not self._stopping:
+                yield _Park(self.now + self.settings.pause_seconds)
+
+    def _play_round(self) -> Step:
+        yield from self._run_round()
+        yield from self._save_meters()
+
+    def _save_meters(self) -> Step:
+        """Persist the progressive meters after every round, and show players the amounts."""
+        state = self.game.meter_state()
+        if state is not None:
+            yield from self._must(SaveState("meters", state))
+            if self.round_id is not None:
+                yield self._raw(self.round_id, "meters", self.game.meter_amounts(), None)
+
+    def _run_round(self) -> Step:
+        if self.seq - self.epoch * SEQ_BLOCK >= SEQ_BLOCK // 2:
+            yield from self._must(SaveState("epoch", {"epoch": self.epoch + 1}))
+            self.epoch += 1
+            self.seq = self.epoch * SEQ_BLOCK
+        self.round_number += 1
+        round_id = f"{self.id}.{self.round_number}"
+        shoe = yield from self._must(Chance(NewShoe()))
+        engine = self.game.new_round(round_id)
+        opened = rec.Opened(game=self.game.game, variant=self.game.variant, shoe=shoe)
+        yield from self._must(OpenRound(round_id, opened))
+        self.round_id, self.engine = round_id, engine
+        self._bets, self._asked, self._spent_ids, self._round_bets = {}, {}, set(), {}
+        self.cards = {}
+        if shoe is not None:
+            shown = {k: v for k, v in shoe.items() if k != "burned"}
+            yield self._raw(
+                round_id, "shoe_shuffled", shown | {"burned": len(shoe["burned"])}, None
+            )
+        yield from self._emit(engine.open())
+        self.closes_at = self.now + self.settings.betting_seconds
+        yield _Park(self.closes_at)
+        if self._stopping:
+            yield from self._void_current("the table was stopped")
+            return
+        yield from self._journal(rec.Closed())
+        yield from self._emit(_apply(self.game, engine, rec.Closed()))
+        try:
+            yield from self._deal(round_id, engine)
+        except _Stopping:
+            yield from self._void_current("the table was stopped")
+            return
+        except GameError as exc:
+            log.error("table %s round %s: %s; round voided", self.id, round_id, exc)
+            yield from self._void_current(f"irregularity: {exc}")
+            return
+        finally:
+            self.decisions = {}
+        if engine.phase is Phase.SETTLED:
+            result = self.last_results[-1] if self.last_results else ""
+            yield from self._must(FinishRound(round_id, rec.Settled(result=result)))
+            yield RoundFinished("settled")
+            self._previous_bets = {p: list(ws) for p, ws in self._round_bets.items() if ws}
+
+    def _deal(self, round_id: str, engine: RoundEngine) -> Step:
+        self.decisions, self._hole = {}, None
+        while (request := engine.pending()) is not None:
+            if isinstance(request, CardRequest | SpinRequest | HoleRangeRequest):
+                if isinstance(request, HoleRangeRequest) and self._hole is None:
+                    raise InvariantViolation("the hole-card reader was asked before a hole card")
+                record = yield from self._must(Chance(request, self._hole))
+                if (
+                    isinstance(request, CardRequest)
+                    and not request.face_up
+                    and request.target == "dealer"
+                ):
+                    self._hole = cast(rec.CardDrawn, record).card
+                yield from self._journal(record)
+                yield from self._emit(_apply(self.game, engine, record))
+            elif isinstance(request, DecisionRequest):
+                yield from self._await_decisions(round_id, cast(DecidingEngine, engine))
+            else:
+                raise TypeError(f"table {self.id} cannot answer {request!r}")
+
+    def _await_decisions(self, round_id: str, engine: DecidingEngine) -> Step:
+        """Wait for every decision the engine awaits now (several players may decide at
+        once, e.g. each tie hand in Casino War), each until its own deadline; a player who
+        lets it pass gets the option that places no further money (the engine's time-out)."""
+        awaited = getattr(engine, "decisions_awaited", None)
+        requests = tuple(awaited) if awaited is not None else (engine.pending(),)
+        live = {}
+        for request in requests:
+            if not isinstance(request, DecisionRequest):
+                continue
+            key = (request.player_id, request.spot)
+            if key in self.decisions:
+                live[key] = self.decisions[key]
+                continue
+            deadline = self.now + self.settings.decision_seconds
+            live[key] = (request, deadline)
+            # The engine announced the request (decision_requested); the table adds when it
+            # closes, so every viewer can show the countdown.
+            data = {
+                "player_id": request.player_id,
+                "spot": request.spot,
+                "closes_in_ms": int(self.settings.decision_seconds * 1000),
+            }
+            yield self._raw(round_id, "decision_deadline", data, None)
+        self.decisions = live
+        if not live:
+            return
+        earliest = min(deadline for _, deadline in live.values())
+        self._decided = False
+        yield _Park(earliest, lambda: self._decided)
+        if self._stopping:
+            raise _Stopping
+        if self.now >= earliest and self.engine is engine:
+            late = sorted({player for (player, _), (_, d) in live.items() if d <= self.now})
+            for player in late:
+                if engine.phase is not Phase.DECIDING:
+                    break
+                record = rec.Timeout(player=player)
+                yield from self._journal(record)
+                yield from self._emit(_apply(self.game, engine, record))
+
+    def _void_current(self, reason: str) -> Step:
+        engine, round_id = self.engine, self.round_id
+        if engine is None or round_id is None or engine.phase in (Phase.SETTLED, Phase.VOIDED):
+            return
+        yield from self._emit(engine.void(reason))
+        yield from self._must(FinishRound(round_id, rec.Voided(reason=reason)))
+        yield RoundFinished("voided")
+
+    # --- players' commands ----------------------------------------------------------------------
+
+    def _command(self, command: cmd.PlayCommand) -> Step:
+        if isinstance(command, cmd.Place):
+            reply = yield from self._place(
+                command.player_id, command.round_id, command.bet_id, command.spot, command.amount
+            )
+        elif isinstance(command, cmd.Cancel):
+            reply = yield from self._cancel(command.player_id, command.round_id, command.bet_id)
+        elif isinstance(command, cmd.Repeat):
+            reply = yield from self._repeat(command.player_id, command.round_id, command.prefix)
+        else:
+            reply = yield from self._decide(
+                command.player_id, command.round_id, command.spot, command.decision
+            )
+        error, data, balance_of = reply
+        return Reply(command.cid, error, data, balance_of)
+
+    def _current(self, round_id: str) -> RoundEngine:
+        if self.engine is None or round_id != self.round_id:
+            raise IllegalAction(
+                ROUND_NOT_OPEN, f"round {round_id} is not this table's current round", round_id
+            )
+        return self.engine
+
+    def _place(self, player_id: str, round_id: str, bet_id: str, spot: str, amount: int) -> Step:
+        self.seats.require_seated(player_id)
+        engine = self._current(round_id)
+        key = (player_id, bet_id)
+        earlier = self._bets.get(key)
+        if earlier is not None:
+            if self._asked[key] == (spot, amount):
+                # The same bet again: a retried message. Acknowledge, never charge twice.
+                return None, _bet_data(earlier, retried=True), player_id
+            raise IllegalAction(
+                DUPLICATE_BET_ID, f"bet {bet_id!r} was already placed with other terms", bet_id
+            )
+        if self.game.boxed:
+            seat = self.seats.seat_of.get(player_id)
+            if seat is None or not spot.endswith(f":{seat}"):
+                raise IllegalAction(
+                    NOT_YOUR_BOX, f"bet in your own box, {seat} (kind:{seat})", spot
+                )
+        if key in self._spent_ids:
+            raise IllegalAction(
+                DUPLICATE_BET_ID, f"bet id {bet_id!r} was used and cancelled", bet_id
+            )
+        if engine.phase is not Phase.BETTING:
+            raise IllegalAction(BETTING_CLOSED, "no more bets", round_id)
+        events = engine.place(Wager(bet_id, player_id, spot, amount))
+        # The engine may canonicalise the spot ("split:20-17" → "split:17-20").
+        accepted = next(e.wager for e in events if isinstance(e, BetAccepted))
+        # The bet's journal record and its debit are written at the same time, and the bet is
+        # acknowledged once *both* are durable: every acknowledged bet is in the round's
+        # journal (the audit record, game recall's source) and in the ledger.
+        bet = rec.Bet(player=player_id, bet_id=bet_id, spot=accepted.spot, amount=amount)
+        journaled, debited = yield Wait(
+            (
+                AppendRecord(round_id, bet, player_id),
+                Post(bet_key(round_id, accepted), (bet_transfer(round_id, accepted),)),
+            )
+        )
+        if isinstance(debited, Refused | Failed):  # nothing was debited
+            engine.cancel(player_id, bet_id)  # undo in the engine; nothing was broadcast
+            # The journal says the bet never stood (replay skips it).
+            yield from self._journal(rec.BetRefused(player=player_id, bet_id=bet_id))
+            if isinstance(debited, Failed):
+                message = f"not recorded, nothing was charged: {debited.message}"
+                return (STORAGE_FAILED, message, None), None, None
+            message = f"the balance {debited.balance} does not cover {amount}"
+            raise IllegalAction(INSUFFICIENT_FUNDS, message, amount)
+        if isinstance(journaled, Failed):
+            # Debited but not journaled: the bet is not acknowledged and its round can only
+            # be voided; recovery at the next start returns the debit.
+            raise TableFailure(f"the bet could not be journaled: {journaled.message}")
+        self._bets[key] = accepted
+        self._asked[key] = (spot, amount)
+        self._round_bets.setdefault(player_id, []).append(accepted)
+        yield from self._emit(events)
+        return None, _bet_data(accepted, retried=False), player_id
+
+    def _cancel(self, player_id: str, round_id: str, bet_id: str) -> Step:
+        engine = self._current(round_id)
+        wager = self._bets.get((player_id, bet_id))
+        events = engine.cancel(player_id, bet_id)  # raises if unknown or too late
+        assert wager is not None
+        yield from self._must(
+            Post(cancel_key(round_id, wager), (cancel_transfer(round_id, wager),))
+        )
+        yield from self._journal(rec.Cancel(player=player_id, bet_id=bet_id))
+        del self._bets[(player_id, bet_id)]
+        self._spent_ids.add((player_id, bet_id))
+        self._round_bets[player_id].remove(wager)
+        yield from self._emit(events)
+        return None, {"bet_id": bet_id}, player_id
+
+    def _repeat(self, player_id: str, round_id: str, prefix: str) -> Step:
+        self._current(round_id)
+        previous = self._previous_bets.get(player_id, [])
+        if not previous:
+            raise IllegalAction("nothing_to_repeat", "no bets in your previous round", None)
+        placed: list[dict[str, Any]] = []
+        for n, wager in enumerate(previous, 1):
+            try:
+                error, data, _ = yield from self._place(
+                    player_id, round_id, f"{prefix}-{n}", wager.spot, wager.amount
+                )
+            except IllegalAction as exc:
+                error, data = (exc.code, exc.message, exc.value), None
+            if error is not None:
+                if placed:  # the bets before it stand: say which
+                    code, message, value = error
+                    stand = ", ".join(str(p["bet_id"]) for p in placed)
+                    return (code, f"{message}; placed and standing: {stand}", value), None, None
+                return error, None, None
+            assert data is not None
+            placed.append(data)
+        return None, {"bets": placed}, player_id
+
+    def _decide(self, player_id: str, round_id: str, spot: str, decision: str) -> Step:
+        engine = cast(DecidingEngine, self._current(round_id))
+        if (player_id, spot) not in self.decisions:
+            raise IllegalAction(NO_DECISION_PENDING, "the table is not waiting for you", spot)
+        stake = engine.stake_of(player_id, spot, decision)  # raises if not an option
+        # What the balance will be once the debits on their way to disk (this player's bets
+        # at other tables) are durable: the debit below must not be refused.
+        balance = yield from self._must(ReadAvailable(player_account(player_id)))
+        if stake > balance:
+            raise IllegalAction(
+                INSUFFICIENT_FUNDS, f"the balance {balance} does not cover {stake}", stake
+            )
+        record = rec.Decision(player=player_id, spot=spot, decision=decision)
+        events = _apply(self.game, engine, record)
+        added = [e.wager for e in events if isinstance(e, BetAccepted)]
+        for wager in added:  # wagers the decision adds (a War Wager, a Double Down ...)
+            yield from self._must(Post(bet_key(round_id, wager), (bet_transfer(round_id, wager),)))
+        yield from self._journal(record)
+        # Answered: a further decision on the same hand (another hit) is a new request.
+        del self.decisions[(player_id, spot)]
+        yield from self._emit(events)
+        if added:
+            yield BalanceChanged(player_id, "decision")
+        self._decided = True
+        return None, {"decision": decision}, None
+
+    # --- effects ----------------------------------------------------------------------------------
+
+    def _must(self, effect: Any) -> Step:
+        """Perform one effect and return its result; a failure closes the table."""
+        (result,) = yield Wait((effect,))
+        if isinstance(result, Failed):
+            raise TableFailure(result.message, rng=result.rng)
+        if isinstance(result, Refused):
+            raise TableFailure(f"{result.account} holds {result.balance}, needs {result.needed}")
+        return result
+
+    def _journal(self, record: rec.Record) -> Step:
+        assert self.round_id is not None
+        yield from self._must(AppendRecord(self.round_id, record))
+
+    def _emit(self, events: Iterable[object]) -> Step:
+        """Post the money the events move — every settlement and award of the step at once,
+        so they share a group commit — and once it is durable, send the events."""
+        round_id = self.round_id or ""
+        events = list(events)
+        posts: list[Post] = []
+        for event in events:
+            if isinstance(event, WagerSettled):
+                s = event.settlement
+                posts.append(
+                    Post(settle_key(round_id, s.wager), tuple(settlement_transfers(round_id, s)))
+                )
+            elif event_name(event) == "progressive_awarded":
+                e: Any = event
+                if isinstance(e.amount, int) and e.amount > 0:
+                    to = player_account(e.player_id)
+                    award = Transfer(HOUSE, to, e.amount, "progressive", round_id, e.bet_id)
+                    key = f"award:{round_id}:{e.player_id}:{e.bet_id}:{e.meter}"
+                    posts.append(Post(key, (award,)))
+        if posts:
+            results = yield Wait(tuple(posts))
+            for result in results:
+                if isinstance(result, Failed | Refused):
+                    raise TableFailure(str(result))
+        for event in events:
+            if isinstance(event, CardDealt) and event.face_up:
+                self.cards.setdefault(event.target, []).append(event.card.code)
+            if isinstance(event, RoundSettled):
+                self.last_results.append(event.result)
+            yield self._raw(round_id, event_name(event), public_data(event), audience(event))
+            if isinstance(event, WagerSettled):
+                yield BalanceChanged(event.settlement.wager.player_id, "settlement")
+
+    def _raw(self, round_id: str, name: str, data: dict[str, Any], to: str | None) -> Emit:
+        self.seq += 1
+        return Emit(self.seq, round_id, name, data, to)
+
+    def event(self, round_id: str, name: str, data: dict[str, Any], to: str | None) -> Emit:
+        """An event of the table's own, outside its rounds' steps (the fan-out benchmarks
+        inject paced events this way): numbered like every other."""
+        return self._raw(round_id, name, data, to)
+
+
+class _Stopping(Exception):
+    """The table was stopped while its round waited for decisions."""
+
+
+def _bet_data(wager: Wager, *, retried: bool) -> dict[str, Any]:
+    return {"bet_id": wager.bet_id, "spot": wager.spot, "amount": wager.amount, "retried": retried}
+
+
+# --- records applied to an engine: one path for live play and replay ----------------------------
+
+
+def _apply(game: GameTable, engine: RoundEngine, record: rec.Record) -> Sequence[object]:
+    """What ``record`` does to the round's engine; the same for a live table (after the record
+    is durable) and for replay."""
+    match record:
+        case rec.Bet(player=player, bet_id=bet_id, spot=spot, amount=amount):
+            return engine.place(Wager(bet_id, player, spot, amount))
+        case (
+            rec.Cancel(player=player, bet_id=bet_id) | rec.BetRefused(player=player, bet_id=bet_id)
+        ):
+            return engine.cancel(player, bet_id)
+        case rec.Closed():
+            return engine.close_betting()
+        case rec.CardDrawn():
+            return engine.provide_card(game.answer_from_record("card", rec.payload_of(record)))
+        case rec.Spin():
+            answer = game.answer_from_record("spin", rec.payload_of(record))
+            return cast(WheelEngine, engine).provide_spin(answer)
+        case rec.HoleRangeRead():
+            reader: Any = engine  # Down Under Blackjack's Masque Card Reader, 685a.7(h)
+            return cast(
+                Sequence[object],
+                reader.provide_hole_range(
+                    game.answer_from_record("hole_range", rec.payload_of(record))
+                ),
+            )
+        case rec.Decision(player=player, spot=spot, decision=decision):
+            return cast(DecidingEngine, engine).decide(player, spot, decision)
+        case rec.Timeout(player=player):
+            return cast(DecidingEngine, engine).time_out(player)
+        case rec.Voided(reason=reason):
+            return engine.void(reason)
+        case rec.Opened() | rec.Settled():
+            return ()
+    raise ValueError(f"round {engine.round_id}: cannot apply {record!r}")
+
+
+@dataclass
+class Replayed:
+    engine: RoundEngine
+    events: list[object]
+    finished: str | None  # "settled", "voided" or None (the journal ends mid-round)
+
+
+def replay_round(game: GameTable, round_id: str, records: Sequence[rec.Record]) -> Replayed:
+    """Rebuild a round from its journal records (``opened`` first) through the same record
+    application as live play. A bet followed by its ``bet_refused`` never stood: it is left
+    out, as it never reached a viewer."""
+    engine = game.new_round(round_id, replay=True)
+    events: list[object] = list(engine.open())
+    finished = None
+    for record in _standing(records):
+        events += _apply(game, engine, record)
+        if isinstance(record, rec.Settled | rec.Voided):
+            finished = record.kind
+    return Replayed(engine, events, finished)
+
+
+def _standing(records: Sequence[rec.Record]) -> list[rec.Record]:
+    """The records without the bets that never stood (a ``bet`` then its ``bet_refused``)."""
+    refused: set[int] = set()
+    last_bet: dict[tuple[str, str], int] = {}
+    for n, record in enumerate(records):
+        if isinstance(record, rec.Bet):
+            last_bet[(record.player, record.bet_id)] = n
+        elif isinstance(record, rec.BetRefused):
+            placed = last_bet.pop((record.player, record.bet_id), None)
+            if placed is not None:
+                refused.add(placed)
+    return [
+        r for n, r in enumerate(records) if n not in refused and not isinstance(r, rec.BetRefused)
+    ]

@@ -1,0 +1,82 @@
+"""The table core, driven with no event loop: the moments the random tests reach rarely."""
+
+from __future__ import annotations
+
+from server.config import load_config
+from server.journal.journal import RoundStatus
+from server.tables.core import commands as cmd
+from server.tables.core import effects as fx
+from server.wallet import OPEN_WAGERS
+from tests.tables.core_driver import Driver
+
+TABLES = {t.id: t for t in load_config(None).tables}
+
+
+def _bet(d: Driver, player: str, spot: str, amount: int = 1_000) -> fx.Reply | None:
+    seat = d.core.seats.seat_of[player]
+    round_id = d.core.round_id or ""
+    return d.play(
+        cmd.Place, player, round_id=round_id, bet_id="b", spot=spot.format(seat=seat), amount=amount
+    )
+
+
+def test_a_stop_while_the_table_waits_for_a_decision_voids_the_round() -> None:
+    d = Driver(TABLES["down-under"], seed=5)
+    d.fund("ann", 10_000)
+    d.seat("ann")
+    for _ in range(40):  # rounds until one asks ann for a decision
+        reply = _bet(d, "ann", "bet:{seat}")
+        assert reply is not None and reply.error is None
+        d.run_until(d.now + d.settings.betting_seconds)
+        if d.core.decisions:
+            break
+        d.run_until(d.now + 60)
+    assert d.core.decisions, "no round asked for a decision"
+    round_id = d.core.round_id
+    d.send(cmd.Stop())
+    assert d.core.finished and d.deadline is None
+    assert d.journal.status(round_id) is RoundStatus.VOIDED
+    assert d.ledger.balance(OPEN_WAGERS) == 0 and d.ledger.reconcile() == {}
+    assert d.ledger.balance("player:ann") == 10_000 - sum(
+        e.data["settlement"]["wager"]["amount"] - e.data["settlement"]["returned"]
+        for e in d.emits
+        if e.name == "wager_settled" and e.round_id != round_id
+    )
+    d.close()
+
+
+def test_seat_commands_never_run_the_table() -> None:
+    """A seat change may come while the adapter performs other effects: it must not advance
+    the table even when the betting window has passed (only a tick does)."""
+    d = Driver(TABLES["roulette-double"], seed=5)
+    d.fund("ann", 10_000)
+    d.seat("ann")
+    round_id = d.core.round_id
+    d.now += 60  # the window is long over, but nobody ticked yet
+    assert d.core.handle(cmd.Drop("ann", "player"), d.now) == []
+    assert d.core.handle(cmd.Join("ann", "player"), d.now) == []
+    assert d.core.round_id == round_id and d.core.phase == "betting"
+    d.send(cmd.Tick())
+    assert d.core.round_id != round_id or d.core.phase != "betting"
+    d.close()
+
+
+def test_a_bet_waits_for_both_its_debit_and_its_record() -> None:
+    """The core asks for the bet's journal record and its debit in one ``Wait`` and replies
+    only after both answers."""
+    d = Driver(TABLES["big-six"], seed=5)
+    d.fund("ann", 10_000)
+    d.seat("ann")
+    effects = d.core.handle(cmd.Place(1, "ann", d.core.round_id or "", "b1", "one", 500), d.now)
+    assert not [e for e in effects if isinstance(e, fx.Reply)]
+    wait = effects[-1]
+    assert isinstance(wait, fx.Wait)
+    assert {type(e) for e in wait.effects} == {fx.AppendRecord, fx.Post}
+    # Only the debit is answered as done, the record failed: no acknowledgement.
+    results = tuple(
+        fx.Failed("disk on fire") if isinstance(e, fx.AppendRecord) else None for e in wait.effects
+    )
+    replies = [e for e in d.core.handle(cmd.Done(results), d.now) if isinstance(e, fx.Reply)]
+    assert replies and replies[0].error is not None and replies[0].error[0] == "storage_failed"
+    assert not d.core.available
+    d.close()
