@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from rng.shoe_rules import ShoeRules
 from rng.wheel_layouts import WheelType
@@ -152,6 +152,15 @@ class TableGame:
         if self._device is None:
             raise TypeError(f"no shoe or wheel is bound to this {self.game} table")
         return self._device
+
+    @property
+    def shoe(self) -> Any:
+        """A card game's bound shoe; a test may replace it with a scripted one."""
+        return cast(Any, self.device).shoe
+
+    @shoe.setter
+    def shoe(self, shoe: Any) -> None:
+        cast(Any, self.device).shoe = shoe
 
     def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
         """A new round's engine. ``replay`` rebuilds a journaled round: no live state such as
