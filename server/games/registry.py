@@ -8,8 +8,6 @@ configuration checks each table's game and seats against it (``server.config``),
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from server.games.baccarat.table import GAME as BACCARAT
 from server.games.big_six_table import GAME as BIG_SIX
 from server.games.casino_war.table import GAME as CASINO_WAR
@@ -18,7 +16,7 @@ from server.games.roulette.table import GAME as ROULETTE
 from server.games.table import GameEntry
 from server.games.twenty_one_baccarat.table import GAME as TWENTY_ONE_BACCARAT
 
-__all__ = ["GAMES", "entries", "register", "unregister"]
+__all__ = ["GAMES", "register", "unregister"]
 
 _BUILT_IN = (BACCARAT, TWENTY_ONE_BACCARAT, CASINO_WAR, DOWN_UNDER_BLACKJACK, ROULETTE, BIG_SIX)
 
@@ -38,7 +36,3 @@ def unregister(name: str) -> None:
     if any(entry.name == name for entry in _BUILT_IN):
         raise ValueError(f"{name!r} is a built-in game")
     del GAMES[name]
-
-
-def entries() -> Iterator[GameEntry]:
-    return iter(GAMES.values())

@@ -32,6 +32,7 @@ __all__ = [
     "ConfigError",
     "GameEntry",
     "ParSheetProvider",
+    "Randbelow",
     "RouletteWheelSpec",
     "SeatLimit",
     "ShoeSpec",
