@@ -30,9 +30,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from server.tables.games import SEAT_LIMITS, ConfigError, SeatLimit, TableSettings
+from server.games.registry import GAMES
+from server.games.table import ConfigError, TableSettings
 
-__all__ = ["AuthSettings", "ConfigError", "ServerSettings", "demo_config_text", "load_config"]
+__all__ = [
+    "AuthSettings",
+    "ConfigError",
+    "ServerSettings",
+    "TableSettings",
+    "demo_config_text",
+    "load_config",
+]
 
 _TABLE_KEYS = {
     "id",
@@ -81,9 +89,10 @@ def _number(where: str, name: str, value: Any, *, minimum: float, integer: bool)
 
 
 def _seats(where: str, game: str, value: Any) -> int:
-    """``seats``, within what the game's chapter allows (``games.SEAT_LIMITS``). An unknown
-    game is reported when its table is built."""
-    limit = SEAT_LIMITS.get(game, SeatLimit(7, ""))
+    """``seats``, within what the game's chapter allows (its registry entry's ``seats``)."""
+    if game not in GAMES:
+        raise ConfigError(f"{where}: unknown game {game!r} (one of {', '.join(GAMES)})")
+    limit = GAMES[game].seats
     if value is None:
         return limit.default
     seats: int = _number(where, "seats", value, minimum=1, integer=True)

@@ -34,13 +34,13 @@ const SERVER_FIELDS: Record<ServerMessage["type"], FieldSpec> = {
   recall: { required: ["rounds"], defaults: { ref: null } },
   rules: {
     required: ["table", "game", "variant", "summary", "paytables", "limits", "spots"],
-    defaults: { main_spots: [], spot_limits: {}, ref: null },
+    defaults: { main_spots: [], spot_limits: {}, boxed: false, seats: 0, ref: null },
   },
   pong: { required: ["nonce"], defaults: { ref: null } },
   error: { required: ["code", "message"], defaults: { value: null, ref: null } },
 };
 
-const SUMMARY_DEFAULTS = { automated: false };
+const SUMMARY_DEFAULTS = { automated: false, boxed: false };
 const SNAPSHOT_DEFAULTS = { seat: null };
 
 function isMap(value: unknown): value is Record<string, unknown> {

@@ -108,7 +108,7 @@ export class LobbyView {
           : el("p", { class: "muted", text: "No rounds played yet" }),
       );
     }
-    const seatsText = t.game === "casino_war" || t.game === "down_under_blackjack" ? `${t.seated}/${t.seats} boxes taken` : `${t.seated} seated`;
+    const seatsText = t.boxed ? `${t.seated}/${t.seats} boxes taken` : `${t.seated} seated`;
     const full = t.seated >= t.seats;
     return el(
       "article",

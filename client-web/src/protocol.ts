@@ -149,6 +149,8 @@ export interface TableSummary {
   closes_in_ms: number | null;
   last_results: string[];
   automated: boolean;
+  /** Each seat is a betting box: `seats` boxes, one per player. */
+  boxed: boolean;
 }
 export interface Lobby {
   type: "lobby";
@@ -257,6 +259,10 @@ export interface Rules {
   spots: string[];
   main_spots: string[];
   spot_limits: Record<string, Record<string, number>>;
+  /** Each seat is a betting box; a player bets in their own box only. */
+  boxed: boolean;
+  /** The table's seats (boxes, where `boxed`). */
+  seats: number;
   ref?: number | null;
 }
 export interface Pong {

@@ -285,7 +285,7 @@ export class TableView {
     this.roleNote.textContent =
       this.role === "spectator"
         ? "Watching — you cannot bet at this table."
-        : this.seat !== null && (rules.game === "casino_war" || rules.game === "down_under_blackjack")
+        : this.seat !== null && rules.boxed
           ? `Your box: ${this.seat} · limits ${money(limits.minimum)}–${money(limits.maximum)}`
           : `Limits ${money(limits.minimum)}–${money(limits.maximum)}`;
     this.root.classList.toggle("spectating", this.role === "spectator");
@@ -522,7 +522,8 @@ export class TableView {
       return;
     }
     const amount = this.chip * multiplier;
-    const boxed = /^(initial|tie|bet|match_the_dealer):/.test(spot);
+    // At a boxed table every spot is KIND:BOX (the server's canonical form).
+    const boxed = (this.rules?.boxed ?? false) && spot.includes(":");
     const existing = [...this.bets.values()].find((b) => b.spot === spot);
     if (boxed && existing) {
       // A box spot holds one wager: replace it with the larger one.

@@ -220,6 +220,7 @@ class TableSummary(msgspec.Struct, frozen=True):
     closes_in_ms: int | None
     last_results: list[str]
     automated: bool = False
+    boxed: bool = False  # each seat is a betting box: ``seats`` boxes, one per player
 
 
 class Lobby(_Message, tag="lobby"):
@@ -320,6 +321,8 @@ class Rules(_Message, tag="rules"):
     spots: list[str]
     main_spots: list[str] = []  # one of these is required before any other wager (631a.8(a))
     spot_limits: dict[str, dict[str, int]] = {}  # where a spot's limits differ from the table's
+    boxed: bool = False  # each seat is a betting box; a player bets in their own box only
+    seats: int = 0  # the table's seats (boxes, where ``boxed``)
     ref: Ref = None
 
 

@@ -242,6 +242,7 @@ class Casino:
                     closes_in_ms=table.closes_in_ms,
                     last_results=list(table.last_results)[-10:],
                     automated=table.game.automated,
+                    boxed=table.game.boxed,
                 )
             )
         return summaries
@@ -261,6 +262,8 @@ class Casino:
             spots=table.game.sample_spots(),
             main_spots=info.get("main_spots", []),
             spot_limits=info.get("spot_limits", {}),
+            boxed=table.game.boxed,
+            seats=table.settings.seats,
         )
 
     def recall(self, player_id: str, table_id: str | None = None) -> list[RecalledRound]:

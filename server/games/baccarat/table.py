@@ -1,0 +1,153 @@
+"""Baccarat (631a, 631b) at a table: variant, decks, side wagers and paytables the operator
+chose, the progressive meters, the rules players read and the registry entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rng.shoe_rules import BACCARAT
+from server.games.baccarat.config import ConfigError as BaccaratConfigError
+from server.games.baccarat.config import Limits, TableConfig, Variant
+from server.games.baccarat.engine import BaccaratRound, Meters
+from server.games.baccarat.paytables import HARMONY_RATES
+from server.games.progressives import (
+    HEAVENLY_9_INCREMENT,
+    HEAVENLY_9_SEED,
+    MYSTERY_BONUS_CONFIGS,
+)
+from server.games.round import RoundEngine
+from server.games.table import (
+    NO_NUMBER,
+    UNREGULATED_SEAT_LIMIT,
+    ConfigError,
+    GameEntry,
+    ParSheetProvider,
+    Randbelow,
+    SeatLimit,
+    ShoeSpec,
+    TableGame,
+    TableSettings,
+    dollars,
+    option,
+    percent,
+)
+
+__all__ = ["GAME", "BaccaratGame"]
+
+
+class BaccaratGame(TableGame):
+    """Baccarat (631a, 631b): any variant, side wagers and paytables the operator chose.
+
+    Options: ``variant``, ``decks`` (6 or 8), ``automated`` (a fully automated electronic
+    table: the only kind that may offer Lucky Nines), ``side_wagers`` (family → paytable
+    letter, "" where the section has one table), ``mystery_bonus`` (e.g. "A-$1", 631b.6),
+    ``cards_behind_cover``.
+    """
+
+    game = "baccarat"
+
+    def __init__(self, settings: TableSettings, randbelow: Randbelow) -> None:
+        where = f"table {settings.id}"
+        try:
+            variant = Variant(option(settings, "variant", "standard", str))
+        except ValueError:
+            choices = ", ".join(v.value for v in Variant)
+            raise ConfigError(f"{where}: variant must be one of {choices}") from None
+        decks = option(settings, "decks", 8, int)
+        wagers = option(settings, "side_wagers", {}, dict)
+        bonus = settings.options.get("mystery_bonus")
+        if bonus is not None and bonus not in MYSTERY_BONUS_CONFIGS:
+            choices = ", ".join(MYSTERY_BONUS_CONFIGS)
+            raise ConfigError(f"{where}: mystery_bonus must be one of {choices}")
+        try:
+            self.config = TableConfig(
+                variant=variant,
+                decks=decks,
+                automated=option(settings, "automated", False, bool),
+                side_wagers={family: (letter or None) for family, letter in wagers.items()},
+                default_limits=Limits(settings.minimum, settings.maximum),
+                mystery_bonus=MYSTERY_BONUS_CONFIGS[bonus] if bonus else None,
+            )
+        except (BaccaratConfigError, ValueError) as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        self.chance = ShoeSpec(BACCARAT, decks, settings.options.get("cards_behind_cover"))
+        self.variant = variant.value
+        self.automated = self.config.automated
+        self.meters = Meters.for_table(self.config, randbelow=randbelow)
+
+    def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
+        # A replay must not move the live meters: it gets meters of its own.
+        meters = Meters.for_table(self.config, randbelow=lambda n: 0) if replay else self.meters
+        return BaccaratRound(self.config, round_id, meters)
+
+    def sample_spots(self) -> list[str]:
+        return list(self.config.spots)
+
+    def meter_state(self) -> dict[str, Any] | None:
+        state = self.meters.state()
+        return dict(state) if state else None
+
+    def restore_meters(self, state: dict[str, Any]) -> None:
+        self.meters.restore(state)
+
+    def meter_amounts(self) -> dict[str, int]:
+        return self.meters.amounts()
+
+    def _meters_explained(self) -> str:
+        """What each progressive meter is and why it shows what it shows. Harmony
+        (631b.10(j)) sets how much of each wager goes to the meter and to the reserve that
+        reseeds it, but no opening amount, unlike Heavenly 9's $10,000 (631b.2(i)): a new
+        Harmony meter starts at $0 rather than at a seed of our invention."""
+        notes = ""
+        if "heavenly_9_progressive" in self.config.side_wagers:
+            notes += (
+                " Heavenly 9 Progressive (631b.2): the meter is seeded at "
+                f"{dollars(HEAVENLY_9_SEED)} and grows by {percent(HEAVENLY_9_INCREMENT)} of "
+                "every Heavenly 9 wager; after a jackpot it is reseeded."
+            )
+        letter = self.config.side_wagers.get("harmony_progressive")
+        if letter:
+            rates = HARMONY_RATES[letter]
+            notes += (
+                " Harmony Progressive (631b.10(j), paytable "
+                f"{letter}): the meter grows by {percent(rates.increment)} of every Harmony "
+                f"wager and a further {percent(rates.reserve)} builds a reserve that reseeds "
+                "it after six of a kind is paid. The section sets no opening seed, so a new "
+                "table's meter starts at $0.00 and shows what its wagers have added."
+            )
+        return notes
+
+    def rules(self) -> dict[str, Any]:
+        tables = {}
+        for spot in self.config.spots:
+            paytable = self.config.paytable(spot)
+            shown = paytable.shown(spot)
+            tables[spot] = {"section": paytable.section, "letter": paytable.letter, "pays": shown}
+        default = (self.config.default_limits.minimum, self.config.default_limits.maximum)
+        spot_limits = {}
+        for spot in self.config.spots:
+            limits = self.config.limits_of(spot)
+            if (limits.minimum, limits.maximum) != default:
+                spot_limits[spot] = {"minimum": limits.minimum, "maximum": limits.maximum}
+        return {
+            "main_spots": ["player", "banker"],  # 631a.8(a); Majestic Match may stand alone
+            "spot_limits": spot_limits,
+            "summary": (
+                f"Baccarat ({self.variant.replace('_', ' ')}), 58 Pa. Code 631a/631b, "
+                f"{self.config.decks} decks. Bet on the Player's or the Banker's hand, or a "
+                "tie; the hand closer to 9 wins. Side wagers pay per their paytables."
+                + self._meters_explained()
+            ),
+            "paytables": tables,
+        }
+
+
+GAME = GameEntry(
+    name="baccarat",
+    build=BaccaratGame,
+    seats=SeatLimit(UNREGULATED_SEAT_LIMIT, NO_NUMBER),
+    par_sheet=ParSheetProvider(
+        "Baccarat, every 631a/631b wager, variant and paytable (exact)",
+        "server.games.baccarat.par_sheet",
+    ),
+)

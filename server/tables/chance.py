@@ -1,0 +1,125 @@
+"""The shoe or wheel a game package asked for (its ``ChanceSpec``), built from ``rng`` with
+the table's random source; the runtime binds it to the game's adapter (``build_game``).
+
+Each device also writes and reads its journal records: a burn at a new shoe, a card's draw,
+a wheel result with the uniform draw that chose it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rng.cards import Card
+from rng.shoe import Draw, VirtualShoe
+from rng.sources import RandomSource
+from rng.wheels import BIG_SIX_WHEEL, RouletteWheel
+from server.games.table import (
+    BigSixWheelSpec,
+    ChanceDevice,
+    ChanceSpec,
+    ConfigError,
+    RouletteWheelSpec,
+    ShoeSpec,
+    TableSettings,
+)
+
+__all__ = ["BigSixWheelDevice", "RouletteWheelDevice", "ShoeDevice", "build_device"]
+
+
+class ShoeDevice:
+    """A virtual shoe per table, reshuffled at a round's start after its cover card was
+    reached (631a.9, 651a.8(d), 681a.7(d), 685a.7(d))."""
+
+    def __init__(self, shoe: VirtualShoe) -> None:
+        self.shoe = shoe
+
+    def start_round(self) -> dict[str, Any] | None:
+        if not self.shoe.needs_reshuffle:
+            return None
+        reseed = getattr(self.shoe.source, "reseed", None)
+        if reseed is not None:
+            reseed(b"new shoe")
+        burn = self.shoe.shuffle()
+        return {
+            "shoe": self.shoe.shoe_number,
+            "exposed": burn.exposed.code if burn.exposed else None,
+            "burned": [card.code for card in burn.burned],
+        }
+
+    def deal_card(self) -> Draw:
+        return self.shoe.draw_recorded()
+
+    def spin(self) -> tuple[Any, dict[str, Any]]:
+        raise TypeError("a card game has no wheel")
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        if kind != "card":
+            raise ValueError(f"a card game cannot replay a {kind!r} record")
+        return Card.parse(payload["card"])
+
+
+class _Wheel:
+    def start_round(self) -> dict[str, Any] | None:
+        return None
+
+    def deal_card(self) -> Draw:
+        raise TypeError("a wheel game deals no cards")
+
+
+class RouletteWheelDevice(_Wheel):
+    """A roulette wheel (617a.2): the answer is the pocket's label."""
+
+    def __init__(self, wheel: RouletteWheel, source: RandomSource) -> None:
+        self.wheel = wheel
+        self.source = source
+
+    def spin(self) -> tuple[Any, dict[str, Any]]:
+        spin = self.wheel.spin(self.source)
+        label = spin.pocket.label
+        return label, {"result": label, "bound": spin.bound, "value": spin.value}
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        if kind != "spin":
+            raise ValueError(f"roulette cannot replay a {kind!r} record")
+        return str(payload["result"])
+
+
+class BigSixWheelDevice(_Wheel):
+    """The Big Six Wheel (619a.2): the answer is the section's index."""
+
+    def __init__(self, source: RandomSource) -> None:
+        self.source = source
+
+    def spin(self) -> tuple[Any, dict[str, Any]]:
+        spin = BIG_SIX_WHEEL.spin(self.source)
+        record = {
+            "result": spin.section,
+            "symbol": spin.symbol.value,
+            "bound": spin.bound,
+            "value": spin.value,
+        }
+        return spin.section, record
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        if kind != "spin":
+            raise ValueError(f"the Big Six Wheel cannot replay a {kind!r} record")
+        return int(payload["result"])
+
+
+def build_device(spec: ChanceSpec, settings: TableSettings, source: RandomSource) -> ChanceDevice:
+    """The device ``spec`` names; a shoe the chapter does not allow (decks, cover card) is
+    the operator's ``ConfigError``."""
+    if isinstance(spec, ShoeSpec):
+        try:
+            shoe = VirtualShoe(
+                source, spec.rules, spec.decks, cards_behind_cover=spec.cards_behind_cover
+            )
+        except ValueError as exc:
+            raise ConfigError(f"table {settings.id}: {exc}") from None
+        return ShoeDevice(shoe)
+    if isinstance(spec, RouletteWheelSpec):
+        return RouletteWheelDevice(RouletteWheel(spec.wheel_type), source)
+    if isinstance(spec, BigSixWheelSpec):
+        return BigSixWheelDevice(source)
+    raise TypeError(f"no device for {spec!r}")
