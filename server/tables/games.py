@@ -34,6 +34,7 @@ from server.games.big_six_wheel import BIG_SIX_PAYOUTS, BIG_SIX_SPOTS, BigSixRou
 from server.games.casino_war.round import BOXES as WAR_BOXES
 from server.games.casino_war.round import PAYOUT_ODDS as WAR_ODDS
 from server.games.casino_war.round import CasinoWarRound, CasinoWarTable
+from server.games.chance import MysteryHitRequest
 from server.games.down_under_blackjack.round import BOXES as DOWN_UNDER_BOXES
 from server.games.down_under_blackjack.round import DownUnderRound, DownUnderTable
 from server.games.down_under_blackjack.rules import (
@@ -395,12 +396,25 @@ class BaccaratGame(_ShoeGame):
             raise ConfigError(f"{where}: {exc}") from None
         self.variant = variant.value
         self.automated = self.config.automated
-        self.meters = Meters.for_table(self.config, randbelow=source.randbelow)
+        # The rounds ask for each Must-Hit-By hit value (631b.6(c)(3)): ``draw_mystery_hit``.
+        self._source = source
+        self.meters = Meters.asking(self.config)
 
     def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
-        # A replay must not move the live meters: it gets meters of its own.
-        meters = Meters.for_table(self.config, randbelow=lambda n: 0) if replay else self.meters
-        return BaccaratRound(self.config, round_id, meters)
+        if replay:  # a replay must not move the live meters: it plays on a copy of them
+            return BaccaratRound(self.config, round_id, self.meters.copy(self.config), replay=True)
+        return BaccaratRound(self.config, round_id, self.meters)
+
+    def draw_mystery_hit(self, request: MysteryHitRequest) -> tuple[int, dict[str, Any]]:
+        """A Must-Hit-By hit value from the certified RNG and its journal record (631b.6(c)(3));
+        the record stays in the journal: the value is never sent to a client."""
+        value = request.answer(self._source.randbelow)
+        return value, {"value": value, "low": request.low, "high": request.high}
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        if kind == "mystery_hit":
+            return int(payload["value"])
+        return super().answer_from_record(kind, payload)
 
     def sample_spots(self) -> list[str]:
         return list(self.config.spots)

@@ -46,6 +46,8 @@ def replay_round(game: GameTable, round_id: str, records: Sequence[JournalRecord
             events += engine.provide_card(game.answer_from_record(kind, p))
         elif kind == "spin":
             events += cast(WheelEngine, engine).provide_spin(game.answer_from_record(kind, p))
+        elif kind == "mystery_hit":  # Baccarat's Must-Hit-By hit value, 631b.6(c)(3)
+            events += cast(Any, engine).provide_mystery_hit(game.answer_from_record(kind, p))
         elif kind == "hole_range":
             reader = cast(Any, engine)  # Down Under Blackjack's Masque Card Reader, 685a.7(h)
             events += reader.provide_hole_range(game.answer_from_record(kind, p))

@@ -32,7 +32,7 @@ from typing import Any, Protocol, cast
 
 from rng.cards import Card
 from rng.errors import RngError
-from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
+from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
 from server.games.errors import (
     BETTING_CLOSED,
     DUPLICATE_BET_ID,
@@ -647,6 +647,12 @@ class TableRuntime:
                 value, record = self.game.spin()
                 await self.journal.aappend(round_id, "spin", record)
                 await self._emit(cast(WheelEngine, engine).provide_spin(value))
+            elif isinstance(request, MysteryHitRequest):
+                # 631b.6(c)(3): journaled before it takes effect, like a card; no event
+                # carries it, so no client ever learns it.
+                value, record = cast(Any, self.game).draw_mystery_hit(request)
+                await self.journal.aappend(round_id, "mystery_hit", record)
+                await self._emit(cast(Any, engine).provide_mystery_hit(value))
             elif isinstance(request, HoleRangeRequest):
                 if self._hole is None:
                     raise InvariantViolation("the hole-card reader was asked before a hole card")

@@ -53,7 +53,7 @@ from server.games.baccarat.side_wagers import (
     judge,
     memo_keys,
 )
-from server.games.chance import CardRequest
+from server.games.chance import CardRequest, MysteryHitRequest
 from server.games.errors import (
     ABOVE_MAXIMUM,
     BELOW_MINIMUM,
@@ -164,7 +164,7 @@ _PROGRESSIVE_SPOTS = frozenset({"heavenly_9_progressive", "harmony_progressive"}
 _COMMANDS: Mapping[Phase, frozenset[str]] = MappingProxyType(
     {
         Phase.BETTING: frozenset({"open", "place", "cancel", "close_betting", "void"}),
-        Phase.DEALING: frozenset({"provide_card", "void"}),
+        Phase.DEALING: frozenset({"provide_card", "provide_mystery_hit", "void"}),
         Phase.SETTLED: frozenset(),
         Phase.VOIDED: frozenset(),
     }
@@ -209,8 +209,30 @@ class Meters:
 
     @staticmethod
     def for_table(config: TableConfig, randbelow: Callable[[int], int] | None = None) -> Meters:
-        """In-memory meters for every progressive ``config`` offers; ``randbelow`` (from
-        the certified RNG) is needed for a Must-Hit-By Mystery Bonus."""
+        """In-memory meters for every progressive ``config`` offers whose Must-Hit-By hit
+        values (631b.6(c)(3)) ``randbelow`` draws at once (tests, simulations); a table asks
+        for them instead: ``asking``."""
+        if config.mystery_bonus is not None and randbelow is None:
+            raise ConfigError(
+                "631b.6(c)(3): the Mystery Bonus needs the RNG's randbelow (or Meters.asking)"
+            )
+        return Meters._build(config, randbelow)
+
+    @staticmethod
+    def asking(config: TableConfig) -> Meters:
+        """A table's meters: each Must-Hit-By hit value is asked for by the round as a chance
+        request (``MysteryHitRequest``), which the table answers from the certified RNG and
+        journals before it takes effect (631b.6(c)(3))."""
+        return Meters._build(config, None)
+
+    def copy(self, config: TableConfig) -> Meters:
+        """Meters of ``config`` in this state, to replay a round without moving these."""
+        meters = Meters.asking(config)
+        meters.restore(self.state())
+        return meters
+
+    @staticmethod
+    def _build(config: TableConfig, randbelow: Callable[[int], int] | None) -> Meters:
         meters = Meters()
         if "heavenly_9_progressive" in config.side_wagers:
             meters.heavenly_9 = heavenly_9_meter()
@@ -219,8 +241,6 @@ class Meters:
             rates = HARMONY_RATES[letter]
             meters.harmony = harmony_meter(rates.increment, rates.reserve)
         if config.mystery_bonus is not None:
-            if randbelow is None:
-                raise ConfigError("631b.6(c)(3): the Mystery Bonus needs the RNG's randbelow")
             meters.mystery = MustHitByMeter(config.mystery_bonus, randbelow)
         return meters
 
@@ -250,11 +270,26 @@ class BaccaratRound:
     """One round of Baccarat at a table configured by ``config``.
 
     ``meters`` are the table's progressive meters, shared by its rounds; if omitted, fresh
-    in-memory meters are made for this round alone (tests, par-sheet checks)."""
+    in-memory meters are made for this round alone (tests, par-sheet checks).
 
-    def __init__(self, config: TableConfig, round_id: str, meters: Meters | None = None) -> None:
+    A Must-Hit-By meter without a hit value (631b.6(c)(3)) makes the round ask for one
+    (``MysteryHitRequest``) right after "no more bets", before any card and so before any
+    contribution can reach it. ``replay``: the round is rebuilt from its journal on a copy of
+    the meters, whose state may be later than the round's; it asks for nothing and takes the
+    journaled hit value, if there is one, before the first card."""
+
+    def __init__(
+        self,
+        config: TableConfig,
+        round_id: str,
+        meters: Meters | None = None,
+        *,
+        replay: bool = False,
+    ) -> None:
         self.config = config
         self.round_id = round_id
+        self._replay = replay
+        self._hit_request: MysteryHitRequest | None = None  # asked before the first card
         self.meters = meters if meters is not None else Meters.for_table(config)
         # each offered spot with its paytable and limits, looked up once per configuration
         self._routes = routes = _routes(config)
@@ -427,15 +462,41 @@ class BaccaratRound:
             self._require("close_betting")
         self._phase = _DEALING
         self._taking = _NOT_TAKING
-        self._next = "player"
+        mystery = self.meters.mystery
+        if mystery is not None and not self._replay and mystery.hit_value is None:
+            self._hit_request = mystery.request  # answered before the first card is asked
+        else:
+            self._next = "player"
         return (BettingClosed(self.round_id),)
 
     # -- dealing -------------------------------------------------------------------------
 
-    def pending(self) -> CardRequest | None:
+    def pending(self) -> CardRequest | MysteryHitRequest | None:
         if self._phase is not _DEALING or self._next is None:
-            return None
+            return self._hit_request  # None but while a Mystery Bonus hit value is asked
         return _REQUESTS[self._next]
+
+    def provide_mystery_hit(self, value: int) -> Sequence[object]:
+        """The answer to ``MysteryHitRequest``: the Must-Hit-By meter's hit value (631b.6(c)(3)),
+        journaled by the caller first. No event: the value is secret and is never sent; the
+        round goes on to its first card. ``InvariantViolation`` (nothing changed) if no hit
+        value is asked or ``value`` is outside the configuration's range."""
+        if self._phase is not _DEALING:
+            self._require("provide_mystery_hit")
+        mystery = self.meters.mystery
+        request = self._hit_request
+        if request is None and self._replay and self._seq == 0 and self._next is not None:
+            request = mystery.request if mystery is not None else None
+        if mystery is None or request is None:
+            raise InvariantViolation("no Mystery Bonus hit value is pending")
+        try:
+            checked = request.check(value)
+        except ValueError as exc:
+            raise InvariantViolation(str(exc)) from None
+        mystery.hit_value = checked  # when replaying, the journaled value replaces the copy's
+        self._hit_request = None
+        self._next = "player"
+        return ()
 
     def provide_card(self, card: Card) -> Sequence[object]:
         if self._phase is not _DEALING:
@@ -590,6 +651,7 @@ class BaccaratRound:
             events.append(WagerSettled(self.round_id, settlement))
         self._open.clear()
         self._next = None
+        self._hit_request = None
         self._phase = _VOIDED
         self._taking = _NOT_TAKING
         events.append(RoundVoided(self.round_id, reason))
