@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from rng.cards import Card
 from server.games.errors import (
     ABOVE_MAXIMUM,
     BELOW_MINIMUM,
@@ -65,6 +66,7 @@ __all__ = [
     "NOT_AN_OPTION",
     "SPOT_TAKEN",
     "Book",
+    "BookRound",
     "BoxedBetting",
     "DecisionMade",
     "DecisionRequested",
@@ -465,17 +467,15 @@ class Decisions:
         self._awaited.clear()
 
 
-class BoxedBetting:
-    """The betting surface shared by the games whose players bet in boxes (Casino War, Down
-    Under Blackjack): ``verify_place``/``can_place``/``place``/``cancel`` on ``kind:box``
-    spots, each kind with its posted limits. A game sets ``_book``, ``_kinds`` (the kinds a
-    player places), ``_boxes`` (how many the layout has) and ``_limits`` (per kind), and may
-    refuse a kind its table does not offer in ``_check_offered``."""
+class BookRound:
+    """What every round kept on a ``Book`` answers the same way (``RoundEngine``'s betting
+    part): the phase and wagers, ``open``, check/ask/act placing (``verify_place``/
+    ``can_place``/``place``, each game checking its spots in ``verify_place`` and naming the
+    posted limits in ``_limits_for``), ``cancel``, "no more bets" and ``void``; and the checks
+    every ``provide_card`` makes first. A game sets ``round_id`` and ``_book``."""
 
+    round_id: str
     _book: Book
-    _kinds: tuple[str, ...]
-    _box_count: int
-    _limits: Mapping[str, Limits]
 
     @property
     def phase(self) -> Phase:
@@ -493,6 +493,59 @@ class BoxedBetting:
     def open(self) -> Sequence[object]:
         return self._book.open()
 
+    def verify_place(self, wager: Wager) -> object:  # pragma: no cover - every game checks
+        """Raise the ``IllegalAction`` that ``place(wager)`` would; change nothing."""
+        raise NotImplementedError
+
+    def can_place(self, wager: Wager) -> bool:
+        return allowed(self.verify_place, wager)
+
+    def _limits_for(self, wager: Wager) -> Limits:
+        """The posted limits of ``wager``'s spot (default: none)."""
+        return NO_LIMITS
+
+    def place(self, wager: Wager) -> Sequence[object]:
+        self.verify_place(wager)
+        return self._book.place(wager, self._limits_for(wager))
+
+    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
+        return self._book.cancel(player_id, bet_id)
+
+    def close_betting(self) -> Sequence[object]:
+        """ "No more bets" (e.g. 617a.5(b), 651a.8(c), 681a.6(b))."""
+        return self._book.close_betting()
+
+    def void(self, reason: str) -> Sequence[object]:
+        return self._book.void(reason)
+
+    def _check_card(self, card: object) -> Card:
+        """A card may be dealt now (``deal`` allowed) and ``card`` is one; the caller's bug
+        (``InvariantViolation``, nothing changed) otherwise."""
+        self._book.require("deal")
+        if not isinstance(card, Card):
+            raise InvariantViolation(f"not a card: {card!r}")
+        return card
+
+    def _deal_to(self, card: object, queue: list[str]) -> str:
+        """``_check_card``, then the next target of ``queue`` (taken off it): where the card
+        goes. ``InvariantViolation`` if no card is pending."""
+        self._check_card(card)
+        if not queue:
+            raise InvariantViolation("no card is pending")
+        return queue.pop(0)
+
+
+class BoxedBetting(BookRound):
+    """The betting surface shared by the games whose players bet in boxes (Casino War, Down
+    Under Blackjack): ``verify_place`` on ``kind:box`` spots, each kind with its posted
+    limits. A game sets ``_book``, ``_kinds`` (the kinds a player places), ``_box_count``
+    (how many boxes the layout has) and ``_limits`` (per kind), and may refuse a kind its
+    table does not offer in ``_check_offered``."""
+
+    _kinds: tuple[str, ...]
+    _box_count: int
+    _limits: Mapping[str, Limits]
+
     def _check_offered(self, kind: str, wager: Wager) -> None:
         """Refuse a kind of wager this table does not offer (default: all are offered)."""
 
@@ -504,12 +557,5 @@ class BoxedBetting:
         check_box(self._book, wager, box)
         self._book.check_new(wager, self._limits.get(kind, NO_LIMITS))
 
-    def can_place(self, wager: Wager) -> bool:
-        return allowed(self.verify_place, wager)
-
-    def place(self, wager: Wager) -> Sequence[object]:
-        self.verify_place(wager)
-        return self._book.place(wager, self._limits.get(wager.spot.split(":")[0], NO_LIMITS))
-
-    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        return self._book.cancel(player_id, bet_id)
+    def _limits_for(self, wager: Wager) -> Limits:
+        return self._limits.get(wager.spot.split(":")[0], NO_LIMITS)

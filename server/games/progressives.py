@@ -6,8 +6,10 @@ wager adds 10.5 cents and the half cent stays on the meter, so no contribution i
 An award pays the whole cents on the meter (the rounding policy of ``money.returned``: down)
 and the fraction stays on the meter after it resets.
 
-No clock and no randomness are imported here (sans-I/O): the Must-Hit-By hit value is drawn
-with a ``randbelow(n) -> int`` the caller passes in, taken from the certified RNG.
+No clock and no randomness are imported here (sans-I/O): the Must-Hit-By meter asks for its
+hit value (``MysteryHitRequest``, a chance request like a card) and the caller answers it from
+the certified RNG, journaling it first; a ``randbelow(n) -> int`` passed in answers it at once
+instead (tests, simulations).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Protocol
+
+from server.games.chance import MysteryHitRequest
 
 __all__ = [
     "HEAVENLY_9_INCREMENT",
@@ -195,29 +199,42 @@ MYSTERY_BONUS_CONFIGS: Mapping[str, MysteryBonusConfig] = MappingProxyType(
 class MustHitByMeter:
     """The Must-Hit-By Mystery Bonus meter (631b.6, docs/interpretations.md, 11).
 
-    The hit value is drawn uniformly over the whole minor units above the minimum up to the
-    maximum, (minimum, maximum], with the injected ``randbelow`` when the meter is set and
-    every time it resets (the meter starts at the minimum, so the hit lies ahead of it).
-    The qualifying contribution that takes the meter past the hit value wins 100% of the
-    meter (whole minor units; the fraction stays), and the meter resets to the minimum with
-    a fresh hit value.
+    The hit value is a whole number of minor units uniform over (minimum, maximum], chosen when
+    the meter is set and every time it resets (the meter starts at the minimum, so the hit lies
+    ahead of it). The meter asks for it: ``pending()`` is a ``MysteryHitRequest`` while it has
+    none, answered with ``set_hit_value``; the table draws it from the certified RNG and
+    journals it before it takes effect. A ``randbelow`` passed in answers each request at once
+    (tests, simulations). The qualifying contribution that takes the meter past the hit value
+    wins 100% of the meter (whole minor units; the fraction stays), and the meter resets to
+    the minimum, waiting for a fresh hit value.
     """
 
-    def __init__(self, config: MysteryBonusConfig, randbelow: Callable[[int], int]) -> None:
+    def __init__(
+        self, config: MysteryBonusConfig, randbelow: Callable[[int], int] | None = None
+    ) -> None:
         self.config = config
         self._randbelow = randbelow
         self._den = config.rate.denominator
         self._meter = config.minimum * self._den  # exact, in 1/den minor units
-        self.hit_value = self._draw()
+        # Whole minor units in (minimum, maximum]: the meter restarts at the minimum (plus at
+        # most a fraction of a cent), so a contribution must always carry it past the hit.
+        self.request = MysteryHitRequest(config.minimum + 1, config.maximum)
+        self.hit_value: int | None = None
+        self._choose()
 
-    def _draw(self) -> int:
-        # Whole minor units in (minimum, maximum]: the meter restarts at the minimum (plus
-        # at most a fraction of a cent), so a contribution must always carry it past the hit.
-        span = self.config.maximum - self.config.minimum
-        value = self._randbelow(span)
-        if not 0 <= value < span:
-            raise ValueError(f"randbelow({span}) returned {value}")
-        return self.config.minimum + 1 + value
+    def _choose(self) -> None:
+        """A new hit value is needed: drawn now from ``randbelow`` if given, else asked."""
+        self.hit_value = None if self._randbelow is None else self.request.answer(self._randbelow)
+
+    def pending(self) -> MysteryHitRequest | None:
+        """The request for a hit value, while the meter has none."""
+        return self.request if self.hit_value is None else None
+
+    def set_hit_value(self, value: int) -> None:
+        """The answer to ``pending()``; ``ValueError`` outside the configuration's range."""
+        if self.hit_value is not None:
+            raise ValueError("mystery bonus: the meter already has its hit value")
+        self.hit_value = self.request.check(value)
 
     @property
     def name(self) -> str:
@@ -233,24 +250,37 @@ class MustHitByMeter:
         return wager >= self.config.minimum_wager
 
     def contribute(self, wager: int) -> Contribution:
+        """Add a qualifying wager's contribution and pay the meter if it passes the hit value.
+        Without a hit value (only while replaying a round on a copy of the meters, whose
+        journal did not record one) nothing can be won."""
         if not self.qualifies(wager):
             return Contribution(self.name, wager, Fraction(0), Fraction(0))
         added = wager * self.config.rate.numerator
         self._meter += added
-        award = self.pay_jackpot() if self._meter > self.hit_value * self._den else None
+        hit = self.hit_value
+        award = self.pay_jackpot() if hit is not None and self._meter > hit * self._den else None
         return Contribution(self.name, wager, Fraction(added, self._den), Fraction(0), award)
 
     def pay_jackpot(self) -> int:
         paid = self._meter // self._den
         self._meter += (self.config.minimum - paid) * self._den
-        self.hit_value = self._draw()
+        self._choose()
         return paid
 
     def state(self) -> dict[str, int]:
-        """The meter and its hit value (never shown to players: 631b.6 keeps it secret)."""
-        return {"meter": self._meter, "hit_value": self.hit_value, "denominator": self._den}
+        """The meter and its hit value (never shown to players: 631b.6 keeps it secret); no
+        ``hit_value`` while the meter waits for one, so a restart asks for it, not re-draws."""
+        state = {"meter": self._meter, "denominator": self._den}
+        if self.hit_value is not None:
+            state["hit_value"] = self.hit_value
+        return state
 
     def restore(self, state: dict[str, int]) -> None:
         if state.get("denominator") != self._den:
             raise ValueError("mystery bonus: saved state has another denominator")
-        self._meter, self.hit_value = int(state["meter"]), int(state["hit_value"])
+        hit = state.get("hit_value")
+        self._meter = int(state["meter"])
+        if hit is None:
+            self._choose()
+        else:
+            self.hit_value = int(hit)

@@ -14,6 +14,8 @@ requests; each call returns the events it caused, in order, or raises ``IllegalA
             events = round.provide_card(card)    # from the shoe, a device, or a script
         elif isinstance(request, SpinRequest):
             events = round.provide_spin(spin)
+        elif isinstance(request, MysteryHitRequest):    # Baccarat's Must-Hit-By meter, 631b.6
+            events = round.provide_mystery_hit(value)   # journaled first, never sent
         elif isinstance(request, DecisionRequest):
             events = round.decide(player_id, decision)  # or round.time_out(player_id)
     # the last events include WagerSettled for every wager and RoundSettled
@@ -31,7 +33,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from rng.cards import Card
-from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
+from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
 from server.games.wagers import Wager
 
 __all__ = ["DecidingEngine", "DecisionRequest", "Phase", "Request", "RoundEngine", "WheelEngine"]
@@ -56,7 +58,7 @@ class DecisionRequest:
     default: str
 
 
-Request = CardRequest | SpinRequest | HoleRangeRequest | DecisionRequest
+Request = CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest | DecisionRequest
 
 
 class RoundEngine(Protocol):

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
 from rng.cards import Card
-from server.games.betting import CHANCE_TRANSITIONS, Book, Transitions
+from server.games.betting import CHANCE_TRANSITIONS, Book, BookRound, Transitions
 from server.games.chance import SpinRequest
-from server.games.errors import InvariantViolation, allowed
+from server.games.errors import InvariantViolation
 from server.games.round import Phase, Request
 from server.games.wagers import Outcome, Wager
 
@@ -47,15 +47,13 @@ _TRANSITIONS: Final[Transitions] = {
 }
 
 
-class WheelRound(Generic[P]):
+class WheelRound(BookRound, Generic[P]):
     """What every wheel game's round does the same way (``RoundEngine`` with
     ``provide_spin``): phase and wagers in a ``Book``, betting until "no more bets"
     (617a.5(b), 619a.2(a)), a ``SpinRequest`` until a valid result, "no spin" (617a.6,
     619a.2(b), (d)) and voiding. Each accepted wager keeps its game's placement ``P``. A game
     supplies ``verify_place`` (the placement), ``provide_spin`` and ``wheel_name``; it may
     override ``place`` (roulette canonicalises the spot)."""
-
-    round_id: str
 
     def __init__(self, round_id: str) -> None:
         self.round_id = round_id
@@ -67,23 +65,14 @@ class WheelRound(Generic[P]):
     def wheel_name(self) -> str:  # pragma: no cover - every game names its wheel
         raise NotImplementedError
 
+    # A wheel game settles on placements, so its wagers come with them (not the Book's shape).
     @property
-    def phase(self) -> Phase:
-        return self._book.phase
-
-    @property
-    def wagers(self) -> tuple[tuple[Wager, P], ...]:
+    def wagers(self) -> tuple[tuple[Wager, P], ...]:  # type: ignore[override]
         """The accepted wagers with their placements, in the order placed."""
         return tuple((w, self._placements[(w.player_id, w.bet_id)]) for w in self._book.wagers)
 
-    def open(self) -> Sequence[object]:
-        return self._book.open()
-
     def verify_place(self, wager: Wager) -> P:  # pragma: no cover - every game checks its own
         raise NotImplementedError
-
-    def can_place(self, wager: Wager) -> bool:
-        return allowed(self.verify_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
         return self._accept(wager, self.verify_place(wager))
@@ -97,10 +86,6 @@ class WheelRound(Generic[P]):
         events = self._book.cancel(player_id, bet_id)
         del self._placements[(player_id, bet_id)]
         return events
-
-    def close_betting(self) -> Sequence[object]:
-        """ "No more bets" (617a.5(b), 619a.2(a))."""
-        return self._book.close_betting()
 
     def pending(self) -> Request | None:
         if self._book.phase is Phase.DEALING:
@@ -135,6 +120,3 @@ class WheelRound(Generic[P]):
     def provide_card(self, card: Card) -> Sequence[object]:
         """A wheel game never asks for a card (the runtime's bug if called)."""
         raise InvariantViolation(f"{self.wheel_name} deals no cards")
-
-    def void(self, reason: str) -> Sequence[object]:
-        return self._book.void(reason)

@@ -27,6 +27,7 @@ __all__ = [
     "Closed",
     "Decision",
     "HoleRangeRead",
+    "MysteryHit",
     "Opened",
     "Record",
     "Settled",
@@ -110,6 +111,15 @@ class HoleRangeRead(Record, frozen=True, kw_only=True, tag="hole_range"):
     range: str
 
 
+class MysteryHit(Record, frozen=True, kw_only=True, tag="mystery_hit"):
+    """A Must-Hit-By Mystery Bonus hit value (631b.6(c)(3)), drawn from ``low`` to ``high``:
+    journaled like a card, never sent to any client."""
+
+    value: int
+    low: int
+    high: int
+
+
 class Decision(Record, frozen=True, kw_only=True, tag="decision"):
     player: str
     spot: str
@@ -143,6 +153,7 @@ RECORD_TYPES: Final[Mapping[str, type[Record]]] = {
         CardDrawn,
         Spin,
         HoleRangeRead,
+        MysteryHit,
         Decision,
         Timeout,
         Settled,

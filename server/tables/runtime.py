@@ -21,7 +21,7 @@ from typing import Any, Protocol, cast
 
 from rng.cards import Card
 from rng.errors import RngError
-from server.games.chance import CardRequest, SpinRequest
+from server.games.chance import CardRequest, MysteryHitRequest, SpinRequest
 from server.games.round import DecisionRequest, RoundEngine
 from server.journal.journal import Journal, RoundStatus
 from server.journal.records import CardDrawn, Record, payload_of, record_from
@@ -56,6 +56,12 @@ class Viewer(Protocol):
 
 
 Fanout = Callable[[Iterable[Any], bytes], int]
+
+
+class MysteryHitDrawer(Protocol):
+    """A game whose meters ask for a Must-Hit-By hit value (``MysteryHitRequest``)."""
+
+    def draw_mystery_hit(self, request: MysteryHitRequest) -> tuple[int, dict[str, Any]]: ...
 
 
 class HoleCardReader(Protocol):
@@ -105,6 +111,8 @@ def answer_chance(
         )
     if isinstance(request, SpinRequest):
         return record_from("spin", game.spin()[1])
+    if isinstance(request, MysteryHitRequest):  # Baccarat's Must-Hit-By meter, 631b.6(c)(3)
+        return record_from("mystery_hit", cast(MysteryHitDrawer, game).draw_mystery_hit(request)[1])
     reader = cast(HoleCardReader, game)  # Down Under's Masque Card Reader, 685a.7(h)
     return record_from("hole_range", reader.read_hole(Card.parse(hole or ""))[1])
 

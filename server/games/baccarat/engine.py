@@ -19,9 +19,8 @@ Progressive wager whose contribution takes its meter past the hit value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Final, NoReturn
 
 from rng.cards import Card
@@ -53,14 +52,13 @@ from server.games.baccarat.side_wagers import (
     judge,
     memo_keys,
 )
-from server.games.chance import CardRequest
+from server.games.betting import CHANCE_TRANSITIONS, Book
+from server.games.chance import CardRequest, MysteryHitRequest
 from server.games.errors import (
     ABOVE_MAXIMUM,
     BELOW_MINIMUM,
-    BETTING_CLOSED,
     DUPLICATE_BET_ID,
     MAIN_WAGER_REQUIRED,
-    NOT_IN_PHASE,
     UNKNOWN_BET,
     UNKNOWN_WAGER,
     WAGER_NOT_OFFERED,
@@ -71,11 +69,7 @@ from server.games.errors import (
 from server.games.events import (
     BetAccepted,
     BetCancelled,
-    BettingClosed,
-    BettingOpened,
     CardDealt,
-    RoundSettled,
-    RoundVoided,
     WagerSettled,
 )
 from server.games.money import check_amount
@@ -160,19 +154,10 @@ MAIN_WAGER_IN_USE: Final = "main_wager_in_use"
 _MAIN_SPOTS = frozenset({"player", "banker"})
 _PROGRESSIVE_SPOTS = frozenset({"heavenly_9_progressive", "harmony_progressive"})
 
-# Which command each phase admits (h11-style: the transitions are data).
-_COMMANDS: Mapping[Phase, frozenset[str]] = MappingProxyType(
-    {
-        Phase.BETTING: frozenset({"open", "place", "cancel", "close_betting", "void"}),
-        Phase.DEALING: frozenset({"provide_card", "void"}),
-        Phase.SETTLED: frozenset(),
-        Phase.VOIDED: frozenset(),
-    }
-)
 # The initial four cards: first and third to the Player, second and fourth to the Banker.
 _INITIAL_TARGETS = ("player", "banker", "player", "banker")
 _REQUESTS = {"player": CardRequest("player"), "banker": CardRequest("banker")}
-_BETTING, _DEALING, _SETTLED, _VOIDED = Phase.BETTING, Phase.DEALING, Phase.SETTLED, Phase.VOIDED
+_DEALING = Phase.DEALING
 _LOST = LOSE.outcome
 
 # The rule each third-card decision cites (631a.11), worded once per table cell.
@@ -209,8 +194,30 @@ class Meters:
 
     @staticmethod
     def for_table(config: TableConfig, randbelow: Callable[[int], int] | None = None) -> Meters:
-        """In-memory meters for every progressive ``config`` offers; ``randbelow`` (from
-        the certified RNG) is needed for a Must-Hit-By Mystery Bonus."""
+        """In-memory meters for every progressive ``config`` offers whose Must-Hit-By hit
+        values (631b.6(c)(3)) ``randbelow`` draws at once (tests, simulations); a table asks
+        for them instead: ``asking``."""
+        if config.mystery_bonus is not None and randbelow is None:
+            raise ConfigError(
+                "631b.6(c)(3): the Mystery Bonus needs the RNG's randbelow (or Meters.asking)"
+            )
+        return Meters._build(config, randbelow)
+
+    @staticmethod
+    def asking(config: TableConfig) -> Meters:
+        """A table's meters: each Must-Hit-By hit value is asked for by the round as a chance
+        request (``MysteryHitRequest``), which the table answers from the certified RNG and
+        journals before it takes effect (631b.6(c)(3))."""
+        return Meters._build(config, None)
+
+    def copy(self, config: TableConfig) -> Meters:
+        """Meters of ``config`` in this state, to replay a round without moving these."""
+        meters = Meters.asking(config)
+        meters.restore(self.state())
+        return meters
+
+    @staticmethod
+    def _build(config: TableConfig, randbelow: Callable[[int], int] | None) -> Meters:
         meters = Meters()
         if "heavenly_9_progressive" in config.side_wagers:
             meters.heavenly_9 = heavenly_9_meter()
@@ -219,8 +226,6 @@ class Meters:
             rates = HARMONY_RATES[letter]
             meters.harmony = harmony_meter(rates.increment, rates.reserve)
         if config.mystery_bonus is not None:
-            if randbelow is None:
-                raise ConfigError("631b.6(c)(3): the Mystery Bonus needs the RNG's randbelow")
             meters.mystery = MustHitByMeter(config.mystery_bonus, randbelow)
         return meters
 
@@ -250,11 +255,26 @@ class BaccaratRound:
     """One round of Baccarat at a table configured by ``config``.
 
     ``meters`` are the table's progressive meters, shared by its rounds; if omitted, fresh
-    in-memory meters are made for this round alone (tests, par-sheet checks)."""
+    in-memory meters are made for this round alone (tests, par-sheet checks).
 
-    def __init__(self, config: TableConfig, round_id: str, meters: Meters | None = None) -> None:
+    A Must-Hit-By meter without a hit value (631b.6(c)(3)) makes the round ask for one
+    (``MysteryHitRequest``) right after "no more bets", before any card and so before any
+    contribution can reach it. ``replay``: the round is rebuilt from its journal on a copy of
+    the meters, whose state may be later than the round's; it asks for nothing and takes the
+    journaled hit value, if there is one, before the first card."""
+
+    def __init__(
+        self,
+        config: TableConfig,
+        round_id: str,
+        meters: Meters | None = None,
+        *,
+        replay: bool = False,
+    ) -> None:
         self.config = config
         self.round_id = round_id
+        self._replay = replay
+        self._hit_request: MysteryHitRequest | None = None  # asked before the first card
         self.meters = meters if meters is not None else Meters.for_table(config)
         # each offered spot with its paytable and limits, looked up once per configuration
         self._routes = routes = _routes(config)
@@ -264,8 +284,11 @@ class BaccaratRound:
             raise ConfigError("Harmony Progressive offered without its meter")
         if config.mystery_bonus is not None and self.meters.mystery is None:
             raise ConfigError("Must-Hit-By Mystery Bonus offered without its meter")
-        self._phase = _BETTING
-        self._opened = False
+        # The phase and its transitions (as data, the table every chance game shares: a card
+        # or a Mystery Bonus hit value is a chance request answered, "deal") and the
+        # settlements; the wagers stay in this engine's indexes below, the hot path.
+        self._book = Book(round_id, CHANCE_TRANSITIONS)
+        self.settlements: list[Settlement] = self._book.settlements
         # The routes that take bets: the table's while betting is open (phase BETTING, and
         # opened), else ``_NOT_TAKING``: one test on the hot paths, and place's spot lookup.
         self._taking = _NOT_TAKING
@@ -277,7 +300,6 @@ class BaccaratRound:
         self._final: list[tuple[Wager, _Route]] = []
         self._progressive: list[Wager] = []
         self._initial_settled = False
-        self.settlements: list[Settlement] = []
         self._player: list[Card] = []
         self._banker: list[Card] = []
         self._points = [0, 0]  # running sums of the Player's and Banker's card values
@@ -290,12 +312,13 @@ class BaccaratRound:
 
     @property
     def phase(self) -> Phase:
-        return self._phase
+        return self._book.phase
 
     @property
     def wagers(self) -> tuple[Wager, ...]:
         """Wagers accepted and not yet settled, in the order they were placed."""
-        if self._phase is Phase.SETTLED or self._phase is Phase.VOIDED:
+        phase = self._book.phase
+        if phase is Phase.SETTLED or phase is Phase.VOIDED:
             return ()
         if self._initial_settled:
             routes = self._routes
@@ -307,35 +330,19 @@ class BaccaratRound:
         """The completed hands, once the round is settled."""
         return self._coup
 
-    def _require(self, command: str) -> None:
-        """Raise unless the phase admits ``command`` (the hot paths check their own phase
-        first and call this only to raise the right error)."""
-        admitted = _COMMANDS[self._phase]
-        if command not in admitted:
-            if command in ("place", "cancel") and self._phase is not _BETTING:
-                raise IllegalAction(BETTING_CLOSED, "no more bets", self._phase.value)
-            raise IllegalAction(
-                NOT_IN_PHASE, f"cannot {command} in phase {self._phase.value}", command
-            )
-        if command != "open" and self._phase is _BETTING and not self._opened:
-            raise IllegalAction(NOT_IN_PHASE, f"cannot {command} before betting opens", command)
-
     # -- betting -------------------------------------------------------------------------
 
     def open(self) -> Sequence[object]:
-        self._require("open")
-        if self._opened:
-            raise IllegalAction(NOT_IN_PHASE, "betting is already open", "open")
-        self._opened = True
+        events = self._book.open()
         self._taking = self._routes
-        return (BettingOpened(self.round_id),)
+        return events
 
-    def check_place(self, wager: Wager) -> None:
+    def verify_place(self, wager: Wager) -> None:
         """Raise the ``IllegalAction`` that ``place(wager)`` would raise; change nothing.
 
         The rules in the order they are checked; the first one broken is reported."""
         if self._taking is _NOT_TAKING:
-            self._require("place")
+            self._book.require("place")
         spot = wager.spot
         route = self._routes.get(spot)
         if route is None:
@@ -357,20 +364,20 @@ class BaccaratRound:
             )
 
     def can_place(self, wager: Wager) -> bool:
-        return allowed(self.check_place, wager)
+        return allowed(self.verify_place, wager)
 
     def place(self, wager: Wager) -> Sequence[object]:
         """Accept ``wager`` while betting is open, within the table's limits and, for a side
         wager, after a Player or Banker wager (631a.8(a)); otherwise raise the
-        ``IllegalAction`` of ``check_place``, naming the offending value. Nothing changes on a
+        ``IllegalAction`` of ``verify_place``, naming the offending value. Nothing changes on a
         refusal."""
         spot = wager.spot
         route = self._taking.get(spot)  # no route at all unless betting is open
         bets = self._players.get(wager.player_id, _NO_BETS)
         amount = wager.amount
-        # The rules of ``check_place`` tested at once, for the busy table's common case (a
+        # The rules of ``verify_place`` tested at once, for the busy table's common case (a
         # minimum is at least 1, so a whole amount at or above it is positive); a wager that
-        # breaks any of them goes to ``check_place``, which reports the first one broken.
+        # breaks any of them goes to ``verify_place``, which reports the first one broken.
         if (
             route is None
             or type(amount) is not int
@@ -395,12 +402,12 @@ class BaccaratRound:
         return (BetAccepted(self.round_id, wager),)
 
     def _refuse(self, wager: Wager) -> NoReturn:
-        self.check_place(wager)
-        raise InvariantViolation(f"place refused a wager that check_place accepts: {wager!r}")
+        self.verify_place(wager)
+        raise InvariantViolation(f"place refused a wager that verify_place accepts: {wager!r}")
 
     def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
         if self._taking is _NOT_TAKING:
-            self._require("cancel")
+            self._book.require("cancel")
         bets = self._players.get(player_id, _NO_BETS)
         wager = bets.by_id.get(bet_id)
         if wager is None:
@@ -423,28 +430,51 @@ class BaccaratRound:
         return (BetCancelled(self.round_id, wager),)
 
     def close_betting(self) -> Sequence[object]:
-        if self._taking is _NOT_TAKING:
-            self._require("close_betting")
-        self._phase = _DEALING
+        events = self._book.close_betting()
         self._taking = _NOT_TAKING
-        self._next = "player"
-        return (BettingClosed(self.round_id),)
+        mystery = self.meters.mystery
+        if mystery is not None and not self._replay and mystery.hit_value is None:
+            self._hit_request = mystery.request  # answered before the first card is asked
+        else:
+            self._next = "player"
+        return events
 
     # -- dealing -------------------------------------------------------------------------
 
-    def pending(self) -> CardRequest | None:
-        if self._phase is not _DEALING or self._next is None:
-            return None
+    def pending(self) -> CardRequest | MysteryHitRequest | None:
+        # ``_next`` is set only while dealing (one test on the hot path, not two)
+        if self._next is None:
+            return self._hit_request  # None but while a Mystery Bonus hit value is asked
         return _REQUESTS[self._next]
 
+    def provide_mystery_hit(self, value: int) -> Sequence[object]:
+        """The answer to ``MysteryHitRequest``: the Must-Hit-By meter's hit value (631b.6(c)(3)),
+        journaled by the caller first. No event: the value is secret and is never sent; the
+        round goes on to its first card. ``InvariantViolation`` (nothing changed) if no hit
+        value is asked or ``value`` is outside the configuration's range."""
+        self._book.require("deal")
+        mystery = self.meters.mystery
+        request = self._hit_request
+        if request is None and self._replay and self._seq == 0 and self._next is not None:
+            request = mystery.request if mystery is not None else None
+        if mystery is None or request is None:
+            raise InvariantViolation("no Mystery Bonus hit value is pending")
+        try:
+            checked = request.check(value)
+        except ValueError as exc:
+            raise InvariantViolation(str(exc)) from None
+        mystery.hit_value = checked  # when replaying, the journaled value replaces the copy's
+        self._hit_request = None
+        self._next = "player"
+        return ()
+
     def provide_card(self, card: Card) -> Sequence[object]:
-        if self._phase is not _DEALING:
-            self._require("provide_card")
+        target = self._next  # set only while dealing and no hit value is asked
+        if target is None:
+            self._book.require("deal")  # out of phase: the book's error
+            raise InvariantViolation("no card pending: a Mystery Bonus hit value is asked first")
         if not isinstance(card, Card):
             raise InvariantViolation(f"not a card: {card!r}")
-        target = self._next
-        if target is None:  # pragma: no cover - DEALING always has a next target
-            raise InvariantViolation("no card pending while dealing")
         seq = self._seq
         self._seq = seq + 1
         dealt = CardDealt(self.round_id, target, card, seq)
@@ -502,8 +532,7 @@ class BaccaratRound:
         events.append(ResultAnnounced(self.round_id, coup.player, coup.banker, pc, bc, winner))
         self._contribute(events)
         self._settle(self._final, coup, events)
-        self._phase = _SETTLED
-        events.append(RoundSettled(self.round_id, coup.describe()))
+        events.extend(self._book.finish(coup.describe()))
 
     # -- settlement ----------------------------------------------------------------------
 
@@ -582,7 +611,7 @@ class BaccaratRound:
     def void(self, reason: str) -> Sequence[object]:
         """End the round before settlement (631a.15, a device fault): every wager not yet
         settled is returned in full. Wagers already settled on the initial cards stand."""
-        self._require("void")
+        self._book.require("void")  # before anything changes
         events: list[object] = []
         for wager in self.wagers:
             settlement = settle(wager, Outcome.void())
@@ -590,9 +619,9 @@ class BaccaratRound:
             events.append(WagerSettled(self.round_id, settlement))
         self._open.clear()
         self._next = None
-        self._phase = _VOIDED
+        self._hit_request = None
         self._taking = _NOT_TAKING
-        events.append(RoundVoided(self.round_id, reason))
+        events.extend(self._book.void(reason))  # RoundVoided: the book holds no wager
         return tuple(events)
 
 

@@ -3,6 +3,7 @@ chose, the progressive meters, the rules players read and the registry entry."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rng.shoe_rules import BACCARAT
@@ -10,6 +11,7 @@ from server.games.baccarat.config import ConfigError as BaccaratConfigError
 from server.games.baccarat.config import Limits, TableConfig, Variant
 from server.games.baccarat.engine import BaccaratRound, Meters
 from server.games.baccarat.paytables import HARMONY_RATES
+from server.games.chance import MysteryHitRequest
 from server.games.progressives import (
     HEAVENLY_9_INCREMENT,
     HEAVENLY_9_SEED,
@@ -73,12 +75,25 @@ class BaccaratGame(TableGame):
         self.chance = ShoeSpec(BACCARAT, decks, settings.options.get("cards_behind_cover"))
         self.variant = variant.value
         self.automated = self.config.automated
-        self.meters = Meters.for_table(self.config, randbelow=randbelow)
+        # The rounds ask for each Must-Hit-By hit value (631b.6(c)(3)): ``draw_mystery_hit``.
+        self._randbelow = randbelow
+        self.meters = Meters.asking(self.config)
 
     def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
-        # A replay must not move the live meters: it gets meters of its own.
-        meters = Meters.for_table(self.config, randbelow=lambda n: 0) if replay else self.meters
-        return BaccaratRound(self.config, round_id, meters)
+        if replay:  # a replay must not move the live meters: it plays on a copy of them
+            return BaccaratRound(self.config, round_id, self.meters.copy(self.config), replay=True)
+        return BaccaratRound(self.config, round_id, self.meters)
+
+    def draw_mystery_hit(self, request: MysteryHitRequest) -> tuple[int, dict[str, Any]]:
+        """A Must-Hit-By hit value from the certified RNG and its journal record (631b.6(c)(3));
+        the record stays in the journal: the value is never sent to a client."""
+        value = request.answer(self._randbelow)
+        return value, {"value": value, "low": request.low, "high": request.high}
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        if kind == "mystery_hit":
+            return int(payload["value"])
+        return super().answer_from_record(kind, payload)
 
     def sample_spots(self) -> list[str]:
         return list(self.config.spots)

@@ -39,7 +39,7 @@ from server.games.betting import (
     check_limits,
 )
 from server.games.chance import CardRequest
-from server.games.errors import IllegalAction, InvariantViolation, allowed
+from server.games.errors import IllegalAction, allowed
 from server.games.events import CardBurned, CardDealt
 from server.games.money import to_odds
 from server.games.round import DecisionRequest, Phase, Request
@@ -209,12 +209,7 @@ class CasinoWarRound(BoxedBetting):
         return self._decisions.awaited
 
     def provide_card(self, card: Card) -> Sequence[object]:
-        self._book.require("deal")
-        if not isinstance(card, Card):
-            raise InvariantViolation(f"not a card: {card!r}")
-        if not self._queue:
-            raise InvariantViolation("no card is pending")
-        target = self._queue.pop(0)
+        target = self._deal_to(card, self._queue)
         events: list[object] = []
         if target == "burn":
             events.append(CardBurned(self.round_id, card, self._seq))  # 651a.9(f)
@@ -362,7 +357,7 @@ class CasinoWarRound(BoxedBetting):
     def void(self, reason: str) -> Sequence[object]:
         """End the round now: every wager not yet settled is returned in full (wagers already
         settled stand)."""
-        events = self._book.void(reason)
+        events = super().void(reason)
         self._decisions.clear()
         self._queue = []
         return events

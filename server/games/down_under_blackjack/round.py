@@ -220,9 +220,7 @@ class DownUnderRound(BoxedBetting):
         return None  # pragma: no cover - every DEALING stage asks for something
 
     def provide_card(self, card: Card) -> Sequence[object]:
-        self._book.require("deal")
-        if not isinstance(card, Card):
-            raise InvariantViolation(f"not a card: {card!r}")
+        self._check_card(card)
         request = self.pending()
         if not isinstance(request, CardRequest):
             raise InvariantViolation(f"no card is pending (waiting for {request})")
@@ -498,7 +496,7 @@ class DownUnderRound(BoxedBetting):
     def void(self, reason: str) -> Sequence[object]:
         """End the round (a reader fault, 685a.12(i)): every wager not yet settled is
         returned in full; wagers already settled stand."""
-        events = self._book.void(reason)
+        events = super().void(reason)
         self._decisions.clear()
         self._stage = "done"
         self._to_deal = None

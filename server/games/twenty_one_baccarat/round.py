@@ -21,14 +21,12 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from rng.cards import Card
-from server.games.betting import CHANCE_TRANSITIONS, Book, Limits
+from server.games.betting import CHANCE_TRANSITIONS, Book, BookRound, Limits
 from server.games.chance import CardRequest
 from server.games.errors import (
     UNKNOWN_WAGER,
     WAGER_NOT_OFFERED,
     IllegalAction,
-    InvariantViolation,
-    allowed,
 )
 from server.games.events import CardDealt
 from server.games.round import Phase, Request
@@ -114,7 +112,7 @@ def _depends_on(spot: str) -> tuple[str, ...]:
     return MAIN_SPOTS if spot not in MAIN_SPOTS else ()
 
 
-class TwentyOneBaccaratRound:
+class TwentyOneBaccaratRound(BookRound):
     """A round of 21 Baccarat; follows ``server.games.round.RoundEngine``."""
 
     def __init__(self, table: TwentyOneBaccaratTable, round_id: str) -> None:
@@ -127,34 +125,16 @@ class TwentyOneBaccaratRound:
         self._bonus_only = False
         self.coup: Coup | None = None
 
-    @property
-    def phase(self) -> Phase:
-        return self._book.phase
-
-    @property
-    def wagers(self) -> tuple[Wager, ...]:
-        return self._book.wagers
-
-    def open(self) -> Sequence[object]:
-        return self._book.open()
-
     def verify_place(self, wager: Wager) -> None:
         self._book.require("place")
         if wager.spot not in SPOTS:
             raise IllegalAction(UNKNOWN_WAGER, "no such 21 Baccarat wager", wager.spot)
         if wager.spot not in self.table.spots:
             raise IllegalAction(WAGER_NOT_OFFERED, "this table does not offer it", wager.spot)
-        self._book.check_new(wager, self.table.limits.get(wager.spot, Limits()))
+        self._book.check_new(wager, self._limits_for(wager))
 
-    def can_place(self, wager: Wager) -> bool:
-        return allowed(self.verify_place, wager)
-
-    def place(self, wager: Wager) -> Sequence[object]:
-        self.verify_place(wager)
-        return self._book.place(wager, self.table.limits.get(wager.spot, Limits()))
-
-    def cancel(self, player_id: str, bet_id: str) -> Sequence[object]:
-        return self._book.cancel(player_id, bet_id)
+    def _limits_for(self, wager: Wager) -> Limits:
+        return self.table.limits.get(wager.spot, Limits())
 
     def close_betting(self) -> Sequence[object]:
         events = list(self._book.close_betting())
@@ -170,12 +150,7 @@ class TwentyOneBaccaratRound:
         return None
 
     def provide_card(self, card: Card) -> Sequence[object]:
-        self._book.require("deal")
-        if not isinstance(card, Card):
-            raise InvariantViolation(f"not a card: {card!r}")
-        if not self._queue:
-            raise InvariantViolation("no card is pending")
-        target = self._queue.pop(0)
+        target = self._deal_to(card, self._queue)
         self._cards[target].append(card)
         events: list[object] = [CardDealt(self.round_id, target, card, self._seq)]
         self._seq += 1
@@ -229,6 +204,6 @@ class TwentyOneBaccaratRound:
         events.extend(self._book.finish(f"{won.value} {pt}-{bt}"))
 
     def void(self, reason: str) -> Sequence[object]:
-        events = self._book.void(reason)
+        events = super().void(reason)
         self._queue = []
         return events

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
+from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
 from server.journal.records import Opened, Record, Settled, Voided
 from server.wallet.ledger import Transfer
 
@@ -151,10 +151,10 @@ class NewShoe:
 class Chance:
     """Answer an engine's chance request from the table's source (the virtual shoe or wheel,
     a device): the answer is the journal ``Record`` of the outcome (``CardDrawn``, ``Spin``,
-    ``HoleRangeRead``), which the core journals before the engine — or anyone — sees it.
-    ``hole`` is the face-down card a hole-card reader reads."""
+    ``HoleRangeRead``, ``MysteryHit``), which the core journals before the engine — or
+    anyone — sees it. ``hole`` is the face-down card a hole-card reader reads."""
 
-    request: CardRequest | SpinRequest | HoleRangeRequest | NewShoe
+    request: CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest | NewShoe
     hole: str | None = None
 
 

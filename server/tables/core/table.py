@@ -27,7 +27,7 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
+from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
 from server.games.errors import (
     BETTING_CLOSED,
     DUPLICATE_BET_ID,
@@ -422,7 +422,9 @@ class TableCore:
     def _deal(self, round_id: str, engine: RoundEngine) -> Step:
         self.decisions, self._hole = {}, None
         while (request := engine.pending()) is not None:
-            if isinstance(request, CardRequest | SpinRequest | HoleRangeRequest):
+            if isinstance(
+                request, CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest
+            ):
                 if isinstance(request, HoleRangeRequest) and self._hole is None:
                     raise InvariantViolation("the hole-card reader was asked before a hole card")
                 record = yield from self._must(Chance(request, self._hole))
@@ -727,6 +729,10 @@ def _apply(game: GameTable, engine: RoundEngine, record: rec.Record) -> Sequence
                     game.answer_from_record("hole_range", rec.payload_of(record))
                 ),
             )
+        case rec.MysteryHit():
+            mystery: Any = engine  # Baccarat's Must-Hit-By meter asks for it, 631b.6(c)(3)
+            answer = game.answer_from_record("mystery_hit", rec.payload_of(record))
+            return cast(Sequence[object], mystery.provide_mystery_hit(answer))
         case rec.Decision(player=player, spot=spot, decision=decision):
             return cast(DecidingEngine, engine).decide(player, spot, decision)
         case rec.Timeout(player=player):

@@ -86,10 +86,10 @@ def _execute(rnd: BaccaratRound, command: tuple[object, ...], card: Card | None)
     if kind == "place":
         _, player, spot, amount, n = command
         wager = Wager(f"b{n}", str(player), str(spot), amount)  # type: ignore[arg-type]
-        # place() tests the rules at once and asks check_place() only to name the one broken:
+        # place() tests the rules at once and asks verify_place() only to name the one broken:
         # the two must agree on every wager, legal or not, in every phase.
         try:
-            rnd.check_place(wager)
+            rnd.verify_place(wager)
             expected = None
         except IllegalAction as refusal:
             expected = refusal.code
@@ -163,7 +163,7 @@ def test_place_refuses_exactly_what_check_place_refuses(
     variant: Variant, script: list[tuple[object, ...]]
 ) -> None:
     """``place`` tests the placement rules (631a.8(a), the table limits, the phase) in one
-    condition and asks ``check_place`` only to name the rule broken: ``_execute`` asserts the
+    condition and asks ``verify_place`` only to name the rule broken: ``_execute`` asserts the
     two agree on every wager, while betting is open and after it closes."""
     rnd = BaccaratRound(_config(variant), "r")
     rnd.open()
