@@ -14,12 +14,11 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from server.games.events import WagerSettled
 from server.games.round import Phase
 from server.journal.journal import Journal, RoundStatus
+from server.tables.core.table import money_posts
 from server.tables.games import GameTable
-from server.tables.money import post_settlement
-from server.tables.replay import replay_round
+from server.tables.replay import Replayed, replay_round
 from server.wallet.ledger import OPEN_WAGERS, Ledger, Transfer
 
 __all__ = ["Recovered", "recover_open_rounds", "void_in_ledger"]
@@ -67,6 +66,19 @@ def void_in_ledger(ledger: Ledger, round_id: str) -> set[str]:
     return paid
 
 
+def _carry_meters_forward(
+    journal: Journal, game: GameTable, table_id: str, replayed: Replayed
+) -> None:
+    """A completed round's progressive meters (its contributions, a hit and its reset) become
+    the table's: the replay ran on a copy of the meters as they were saved before the round,
+    which is how the live table would have left them."""
+    meters = getattr(replayed.engine, "meters", None)  # games with progressive meters
+    state = meters.state() if meters is not None else None
+    if state:
+        game.restore_meters(dict(state))
+        journal.save_state(table_id, "meters", dict(state))
+
+
 def recover_open_rounds(
     journal: Journal,
     ledger: Ledger,
@@ -86,9 +98,11 @@ def recover_open_rounds(
                 log.exception("round %s cannot be replayed; voiding it", round_id)
             else:
                 if replayed.engine.phase is Phase.SETTLED:
-                    for event in replayed.events:
-                        if isinstance(event, WagerSettled):
-                            post_settlement(ledger, round_id, event.settlement)
+                    # Every settlement and progressive award, as the live table posts them
+                    # (the keys make those already posted before the crash no-ops).
+                    for post in money_posts(round_id, replayed.events):
+                        ledger.post(post.key, post.transfers)
+                    _carry_meters_forward(journal, game, table_id, replayed)
                     outcome = "completed"
         players |= void_in_ledger(ledger, round_id)
         if outcome == "completed":

@@ -44,6 +44,7 @@ class Driver:
     writes: list[list[Any]] = field(default_factory=list)
     journaled: Counter[tuple[str, str]] = field(default_factory=Counter)  # (round, kind)
     revealed: Counter[tuple[str, str]] = field(default_factory=Counter)
+    meters_after: dict[str, Any] = field(default_factory=dict)  # a round's id -> meter state
 
     def __post_init__(self) -> None:
         self.game = build_game(self.settings, seeded_source(self.seed))
@@ -135,6 +136,8 @@ class Driver:
             return failure(exc)
         if isinstance(effect, fx.AppendRecord):
             self.journaled[(effect.round_id, effect.record.kind)] += 1
+        elif isinstance(effect, fx.FinishRound):
+            self.meters_after[effect.round_id] = self.game.meter_state()
         return result
 
     def do(self, effect: Any) -> Any:

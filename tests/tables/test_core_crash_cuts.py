@@ -91,7 +91,15 @@ def test_recovery_after_a_crash_at_every_step_loses_nothing(table_id: str) -> No
         for write in writes:
             perform_write(ledger, journal, settings.id, write)
         game = build_game(settings, seeded_source(99))  # recovery never draws
-        recover_open_rounds(journal, ledger, {settings.id: game})
+        saved = journal.load_state(settings.id, "meters")
+        if saved is not None:  # as the server does before it recovers
+            game.restore_meters(saved)
+        recovered = recover_open_rounds(journal, ledger, {settings.id: game})
+        for item in recovered:
+            if item.outcome == "completed":
+                # The meters move on as the live table moved them with that round.
+                assert game.meter_state() == played.meters_after[item.round_id]
+                assert journal.load_state(settings.id, "meters") == game.meter_state()
         assert journal.open_rounds() == []
         assert ledger.balance(OPEN_WAGERS) == 0, writes[-1:]
         assert ledger.reconcile() == {} and ledger.total() == 0
@@ -125,3 +133,44 @@ def _keys(ledger: SqliteLedger) -> set[str]:
     """Every batch key in the ledger (a lost wager's settlement touches no player's account)."""
     with ledger._lock:
         return {key for (key,) in ledger._db.execute("SELECT key FROM batches").fetchall()}
+
+
+def test_a_round_completed_by_recovery_pays_its_progressive_award() -> None:
+    """A Must-Hit-By Mystery Bonus hit (631b.6) in a round that a crash interrupted after its
+    last card: recovery posts the award as the live table would have, exactly once, and the
+    meter is reset as the live table reset it."""
+    settings = TABLES["lucky-nines"]
+    d = Driver(settings, seed=3)
+    d.game._randbelow = lambda n: 0  # type: ignore[attr-defined]  # hit value: the lowest
+    d.fund("ann", 100_000)
+    d.seat("ann")
+    round_id = d.core.round_id or ""
+    for bet_id, spot in (("b1", "banker"), ("b2", "heavenly_9_progressive")):
+        reply = d.play(cmd.Place, "ann", round_id=round_id, bet_id=bet_id, spot=spot, amount=500)
+        assert reply is not None and reply.error is None, reply
+    d.run_until(d.now + 30)
+    awards = [e for e in d.emits if e.name == "progressive_awarded" and e.data["amount"] > 0]
+    assert awards, "the scripted hit value was not reached"
+    award_key = next(
+        w.key for group in d.writes for w in group if getattr(w, "key", "").startswith("award:")
+    )
+    completed = 0
+    for _, writes in _crash_states(d.writes):
+        ledger, journal = _fresh_stores()
+        _grant(ledger, "ann", 100_000)
+        for write in writes:
+            perform_write(ledger, journal, settings.id, write)
+        game = build_game(settings, seeded_source(99))
+        saved = journal.load_state(settings.id, "meters")
+        if saved is not None:
+            game.restore_meters(saved)
+        for item in recover_open_rounds(journal, ledger, {settings.id: game}):
+            if item.round_id == round_id and item.outcome == "completed":
+                completed += 1
+                assert award_key in _keys(ledger)
+                assert game.meter_state() == d.meters_after[round_id]
+        assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
+        ledger.close()
+        journal.close()
+    assert completed > 0
+    d.close()

@@ -83,6 +83,7 @@ __all__ = [
     "TABLE_UNAVAILABLE",
     "Replayed",
     "TableCore",
+    "money_posts",
     "replay_round",
 ]
 
@@ -655,20 +656,7 @@ class TableCore:
         so they share a group commit — and once it is durable, send the events."""
         round_id = self.round_id or ""
         events = list(events)
-        posts: list[Post] = []
-        for event in events:
-            if isinstance(event, WagerSettled):
-                s = event.settlement
-                posts.append(
-                    Post(settle_key(round_id, s.wager), tuple(settlement_transfers(round_id, s)))
-                )
-            elif event_name(event) == "progressive_awarded":
-                e: Any = event
-                if isinstance(e.amount, int) and e.amount > 0:
-                    to = player_account(e.player_id)
-                    award = Transfer(HOUSE, to, e.amount, "progressive", round_id, e.bet_id)
-                    key = f"award:{round_id}:{e.player_id}:{e.bet_id}:{e.meter}"
-                    posts.append(Post(key, (award,)))
+        posts = money_posts(round_id, events)
         if posts:
             results = yield Wait(tuple(posts))
             for result in results:
@@ -691,6 +679,24 @@ class TableCore:
         """An event of the table's own, outside its rounds' steps (the fan-out benchmarks
         inject paced events this way): numbered like every other."""
         return self._raw(round_id, name, data, to)
+
+
+def money_posts(round_id: str, events: Iterable[object]) -> list[Post]:
+    """The ledger batches that the events move money by: each wager's settlement and each
+    progressive award, under keys that make a repeated post (recovery) a no-op."""
+    posts: list[Post] = []
+    for event in events:
+        if isinstance(event, WagerSettled):
+            s = event.settlement
+            transfers = tuple(settlement_transfers(round_id, s))
+            posts.append(Post(settle_key(round_id, s.wager), transfers))
+        elif event_name(event) == "progressive_awarded":
+            e: Any = event
+            if isinstance(e.amount, int) and e.amount > 0:
+                to = player_account(e.player_id)
+                award = Transfer(HOUSE, to, e.amount, "progressive", round_id, e.bet_id)
+                posts.append(Post(f"award:{round_id}:{e.player_id}:{e.bet_id}:{e.meter}", (award,)))
+    return posts
 
 
 class _Stopping(Exception):
