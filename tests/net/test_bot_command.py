@@ -15,7 +15,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.net.test_serve_command import CROUPIER, _free_port
+from tests.net.processes import CROUPIER, free_port
 
 # Short windows so that a dozen rounds take seconds: the demo lobby's games, fast.
 FAST = """
@@ -41,7 +41,7 @@ decision_seconds = 2
 
 @contextlib.contextmanager
 def _serve(tmp: Path) -> Iterator[int]:
-    port = _free_port()
+    port = free_port()
     config = tmp / "fast.toml"
     config.write_text(FAST)
     args = [CROUPIER, "serve", "--port", str(port), "--config", str(config)]
@@ -121,7 +121,7 @@ def test_json_lists_every_round_and_the_recall_checks_every_one(tmp_path: Path) 
 
 
 def test_nothing_listening_says_which_address_and_how_to_change_it() -> None:
-    port = _free_port()
+    port = free_port()
     status, _, err = _run_bot("--port", str(port), "--table", "baccarat", "--rounds", "1")
     assert status == 1
     assert f"ws://127.0.0.1:{port}/ws" in err

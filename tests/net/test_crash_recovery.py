@@ -9,9 +9,7 @@ import asyncio
 import contextlib
 import json
 import random
-import socket
 import sqlite3
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,8 +31,8 @@ from server.protocol.messages import (
     Welcome,
 )
 from server.wallet.sqlite_ledger import SqliteLedger
+from tests.net.processes import CROUPIER, free_port
 
-CROUPIER = Path(sys.executable).with_name("croupier")
 KILLS = 50
 PLAYERS = 3
 TABLES = """
@@ -130,12 +128,6 @@ class Seen:
             self.acks_before_kill -= 1
             if self.acks_before_kill <= 0:
                 self.kill_now.set()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _player(
@@ -299,7 +291,7 @@ def test_fifty_kills_at_random_points_lose_nothing_and_pay_nothing_twice(tmp_pat
         tokens: list[str | None] = [None] * PLAYERS
         open_before: set[str] = set()
         for kill in range(KILLS + 1):
-            port = _free_port()
+            port = free_port()
             proc = await asyncio.create_subprocess_exec(
                 str(CROUPIER), "serve", "--port", str(port), "--config", str(config),
                 "--data-dir", str(data), "--log-level", "error",

@@ -11,17 +11,14 @@ from __future__ import annotations
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from server.datadir import DataDirInUse, DataDirLock
+from tests.net.processes import CROUPIER, free_port, http_get, serve, wait_ready
 
-CROUPIER = Path(sys.executable).with_name("croupier")
 TABLES = """
 [[tables]]
 id = "bac"
@@ -39,42 +36,6 @@ pause_seconds = 0.1
 """
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-
-
-def _serve(config: Path, data_dir: Path, port: int) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [CROUPIER, "serve", "--config", config, "--data-dir", data_dir, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-
-
-def _wait_ready(port: int) -> None:
-    for _ in range(200):
-        try:
-            if _get(f"http://127.0.0.1:{port}/readyz")[0] == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"the server on port {port} never became ready")
-
-
 def _rounds(data_dir: Path) -> dict[str, int]:
     with sqlite3.connect(f"file:{data_dir / 'journal.sqlite'}?mode=ro", uri=True) as db:
         rows = db.execute("SELECT status, COUNT(*) FROM rounds GROUP BY status").fetchall()
@@ -82,7 +43,7 @@ def _rounds(data_dir: Path) -> dict[str, int]:
 
 
 def _metric(port: int, name: str) -> float:
-    _, text = _get(f"http://127.0.0.1:{port}/metrics")
+    _, text = http_get(f"http://127.0.0.1:{port}/metrics")
     for line in text.splitlines():
         if line.startswith(name + " "):
             return float(line.split()[1])
@@ -95,12 +56,12 @@ def test_a_second_server_on_the_same_data_directory_is_refused_and_the_first_pla
     config = tmp_path / "tables.toml"
     config.write_text(TABLES)
     data = tmp_path / "data"
-    port = _free_port()
-    first = _serve(config, data, port)
+    port = free_port()
+    first = serve(config, data, port)
     try:
-        _wait_ready(port)
+        wait_ready(port)
         time.sleep(1.0)  # rounds are open in the journal now
-        for second_port in (port, _free_port()):  # "address in use" and a free port alike
+        for second_port in (port, free_port()):  # "address in use" and a free port alike
             started = time.monotonic()
             command = [CROUPIER, "serve", "--config", config, "--data-dir", data]
             second = subprocess.run(
@@ -120,7 +81,7 @@ def test_a_second_server_on_the_same_data_directory_is_refused_and_the_first_pla
         # The first server plays on: more rounds settle, none was voided.
         assert after.get("settled", 0) > before.get("settled", 0)
         assert "voided" not in after
-        assert _get(f"http://127.0.0.1:{port}/readyz") == (200, "ready\n")
+        assert http_get(f"http://127.0.0.1:{port}/readyz") == (200, "ready\n")
         assert _metric(port, "croupier_tables_running") == 2
         assert _metric(port, "croupier_tables_stopped") == 0
         first.send_signal(signal.SIGTERM)
@@ -130,15 +91,15 @@ def test_a_second_server_on_the_same_data_directory_is_refused_and_the_first_pla
             first.kill()
             first.wait()
     # Stopped cleanly, the directory is free again.
-    third = _serve(config, data, port)
+    third = serve(config, data, port)
     try:
-        _wait_ready(port)
+        wait_ready(port)
     finally:
         third.kill()  # kill -9: the kernel releases the lock with the process
         third.wait()
-    fourth = _serve(config, data, port)
+    fourth = serve(config, data, port)
     try:
-        _wait_ready(port)
+        wait_ready(port)
     finally:
         fourth.kill()
         fourth.wait()

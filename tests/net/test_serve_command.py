@@ -4,34 +4,16 @@ a clear error for a bad configuration, and a clean stop on SIGTERM."""
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from tests.net import exposition
-
-CROUPIER = Path(sys.executable).with_name("croupier")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
+from tests.net.processes import CROUPIER, free_port, http_get
 
 
 def test_serve_answers_health_readiness_and_metrics_then_stops_cleanly(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     with subprocess.Popen(
         [
             CROUPIER,
@@ -50,18 +32,18 @@ def test_serve_answers_health_readiness_and_metrics_then_stops_cleanly(tmp_path:
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):
             try:
-                status, _ = _get(base + "/healthz")
+                status, _ = http_get(base + "/healthz")
                 break
             except OSError:
                 time.sleep(0.1)
         assert status == 200
-        assert _get(base + "/readyz") == (200, "ready\n")
-        status, metrics = _get(base + "/metrics")
+        assert http_get(base + "/readyz") == (200, "ready\n")
+        status, metrics = http_get(base + "/metrics")
         assert status == 200
         parsed = exposition.parse(metrics)  # valid, and every metric says what it measures
         assert parsed.value("croupier_tables_running") == parsed.value("croupier_tables") > 0
         assert parsed.value("croupier_rounds_voided_total", game="baccarat", recovered="true") == 0
-        status, page = _get(base + "/")
+        status, page = http_get(base + "/")
         assert status == 200 and "Croupier" in page
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0

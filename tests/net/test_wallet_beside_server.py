@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -28,9 +27,8 @@ from server.protocol.messages import (
 )
 from server.wallet.ledger import player_account
 from server.wallet.sqlite_ledger import SqliteLedger
-from tests.net.test_data_dir_lock import _free_port, _wait_ready
+from tests.net.processes import CROUPIER, free_port, serve, wait_ready
 
-CROUPIER = Path(sys.executable).with_name("croupier")
 TABLES = """
 [server]
 starting_balance = 5000
@@ -89,14 +87,10 @@ def test_wallet_credits_and_debits_beside_a_live_server_keep_the_ledger_whole(
     config = tmp_path / "tables.toml"
     config.write_text(TABLES)
     data = tmp_path / "data"
-    port = _free_port()
-    server = subprocess.Popen(
-        [CROUPIER, "serve", "--config", config, "--data-dir", data, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    port = free_port()
+    server = serve(config, data, port)
     try:
-        _wait_ready(port)
+        wait_ready(port)
 
         async def scenario() -> tuple[str, int, int]:
             task = asyncio.create_task(_bet_every_round(f"ws://127.0.0.1:{port}/ws", 12))
