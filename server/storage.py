@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -36,6 +37,7 @@ from typing import Any, Final, TypeVar
 __all__ = [
     "DurableWriter",
     "StorageError",
+    "in_flight",
     "open_durable_sqlite",
     "wait_durable",
     "writes_in_flight",
@@ -62,14 +64,24 @@ def _count_in_flight(change: int) -> None:
         _in_flight += change
 
 
+@contextlib.contextmanager
+def in_flight() -> Iterator[None]:
+    """Count as one write in flight while the block runs: around awaiting several writes at
+    once (``asyncio.gather`` starts them as tasks a loop iteration later and resumes the
+    awaiting coroutine a loop iteration after the last), so that ``writes_in_flight`` never
+    reads zero between one step's writes and the next's."""
+    _count_in_flight(+1)
+    try:
+        yield
+    finally:
+        _count_in_flight(-1)
+
+
 async def wait_durable(futures: list[asyncio.Future[T]]) -> list[T | BaseException]:
     """Await ``queued`` writes, counted in ``writes_in_flight`` until this coroutine has their
     results; each result or its exception, in order."""
-    _count_in_flight(+1)
-    try:
+    with in_flight():
         return await asyncio.gather(*futures, return_exceptions=True)
-    finally:
-        _count_in_flight(-1)
 
 
 def writes_in_flight() -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -55,13 +54,6 @@ class Journal(Protocol):
     async def aappend(
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
     ) -> int: ...
-
-    def append_queued(
-        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
-    ) -> asyncio.Future[int]:
-        """Queue the record now, in order before every write asked for later, and return
-        what resolves once it is durable (``aappend`` without waiting at once; await it with
-        ``storage.wait_durable``)."""
 
     async def afinish_round(
         self, round_id: str, status: RoundStatus, payload: dict[str, Any]

@@ -4,7 +4,6 @@ group commit (``server.storage``)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import threading
@@ -146,11 +145,6 @@ class SqliteJournal:
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
     ) -> int:
         return await self._writer.run(partial(_append, round_id, kind, payload, player))
-
-    def append_queued(
-        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
-    ) -> asyncio.Future[int]:
-        return self._writer.queued(partial(_append, round_id, kind, payload, player))
 
     def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
         if status is RoundStatus.OPEN:

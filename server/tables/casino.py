@@ -31,7 +31,7 @@ from server.tables.clock import Clock
 from server.tables.games import GameTable, build_game
 from server.tables.recovery import Recovered, recover_open_rounds
 from server.tables.replay import replay_round
-from server.tables.runtime import TableRuntime, next_epoch
+from server.tables.runtime import TableRuntime
 from server.wallet.ledger import (
     HOUSE,
     OPEN_WAGERS,
@@ -61,6 +61,19 @@ class Player:
     name: str
     play_money: bool
     token: str
+
+
+def next_epoch(journal: Journal, table_id: str) -> int:
+    """The epoch of the table's next run, durable before it returns (called once per table at
+    start, before any event): one more than the last run's; 1 for a table whose journal
+    predates epochs, 0 for a new one."""
+    saved = journal.load_state(table_id, "epoch")
+    if saved is not None:
+        epoch = int(saved["epoch"]) + 1
+    else:
+        epoch = 0 if journal.last_round(table_id) is None else 1
+    journal.save_state(table_id, "epoch", {"epoch": epoch})
+    return epoch
 
 
 class Casino:

@@ -8,12 +8,13 @@ a wheel result with the uniform draw that chose it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rng.cards import Card
 from rng.shoe import Draw, VirtualShoe
 from rng.sources import RandomSource
 from rng.wheels import BIG_SIX_WHEEL, RouletteWheel
+from server.games.chance import CardRequest, MysteryHitRequest, SpinRequest
 from server.games.table import (
     BigSixWheelSpec,
     ChanceDevice,
@@ -23,8 +24,21 @@ from server.games.table import (
     ShoeSpec,
     TableSettings,
 )
+from server.journal.records import CardDrawn, Record, record_from
+from server.tables.core import effects as fx
 
-__all__ = ["BigSixWheelDevice", "RouletteWheelDevice", "ShoeDevice", "build_device"]
+__all__ = [
+    "BigSixWheelDevice",
+    "HoleCardReader",
+    "MysteryHitDrawer",
+    "RouletteWheelDevice",
+    "ShoeDevice",
+    "answer_chance",
+    "build_device",
+]
+
+if TYPE_CHECKING:
+    from server.tables.games import GameTable
 
 
 class ShoeDevice:
@@ -123,3 +137,42 @@ def build_device(spec: ChanceSpec, settings: TableSettings, source: RandomSource
     if isinstance(spec, BigSixWheelSpec):
         return BigSixWheelDevice(source)
     raise TypeError(f"no device for {spec!r}")
+
+
+# --- answering a table core's chance requests ------------------------------------------------
+
+
+class MysteryHitDrawer(Protocol):
+    """A game whose meters ask for a Must-Hit-By hit value (``MysteryHitRequest``)."""
+
+    def draw_mystery_hit(self, request: MysteryHitRequest) -> tuple[int, dict[str, Any]]: ...
+
+
+class HoleCardReader(Protocol):
+    """A game whose table reads the dealer's hole card's range (``HoleRangeRequest``)."""
+
+    def read_hole(self, card: Card) -> tuple[Any, dict[str, Any]]: ...
+
+
+def answer_chance(
+    game: GameTable, request: Any, hole: str | None
+) -> Record | dict[str, Any] | None:
+    """Answer a table core's ``Chance`` from the table's game (its virtual shoe or wheel):
+    the outcome's journal record; for ``NewShoe``, the new shoe's burn record or None."""
+    if isinstance(request, fx.NewShoe):
+        return game.start_round()
+    if isinstance(request, CardRequest):
+        draw = game.deal_card()
+        return CardDrawn(
+            card=draw.card.code,
+            target=request.target,
+            seq=draw.seq,
+            bound=draw.bound,
+            value=draw.value,
+        )
+    if isinstance(request, SpinRequest):
+        return record_from("spin", game.spin()[1])
+    if isinstance(request, MysteryHitRequest):  # Baccarat's Must-Hit-By meter, 631b.6(c)(3)
+        return record_from("mystery_hit", cast(MysteryHitDrawer, game).draw_mystery_hit(request)[1])
+    reader = cast(HoleCardReader, game)  # Down Under's Masque Card Reader, 685a.7(h)
+    return record_from("hole_range", reader.read_hole(Card.parse(hole or ""))[1])

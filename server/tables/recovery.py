@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from server.games.round import Phase
 from server.journal.journal import Journal, RoundStatus
-from server.tables.core.table import money_posts
+from server.tables.core.rounds import money_posts
 from server.tables.games import GameTable
 from server.tables.replay import Replayed, replay_round
 from server.wallet.ledger import OPEN_WAGERS, Ledger, Transfer

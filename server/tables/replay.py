@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from server.journal.journal import JournalRecord
 from server.journal.records import record_from
-from server.tables.core.table import Replayed
-from server.tables.core.table import replay_round as replay_records
+from server.tables.core.rounds import Replayed
+from server.tables.core.rounds import replay_round as replay_records
 from server.tables.games import GameTable
 
 __all__ = ["Replayed", "replay_round"]

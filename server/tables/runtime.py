@@ -17,16 +17,16 @@ import itertools
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from rng.cards import Card
 from rng.errors import RngError
-from server.games.chance import CardRequest, MysteryHitRequest, SpinRequest
 from server.games.round import DecisionRequest, RoundEngine
 from server.journal.journal import Journal, RoundStatus
-from server.journal.records import CardDrawn, Record, payload_of, record_from
+from server.journal.records import payload_of
 from server.protocol.codec import encode
 from server.protocol.messages import BalanceChanged, TableEvent, TableSnapshot
+from server.storage import in_flight
+from server.tables.chance import answer_chance
 from server.tables.clock import Clock
 from server.tables.core import commands as cmd
 from server.tables.core import effects as fx
@@ -40,10 +40,8 @@ __all__ = [
     "Reply",
     "TableRuntime",
     "Viewer",
-    "answer_chance",
     "deliver_each",
     "failure",
-    "next_epoch",
 ]
 
 
@@ -58,18 +56,6 @@ class Viewer(Protocol):
 Fanout = Callable[[Iterable[Any], bytes], int]
 
 
-class MysteryHitDrawer(Protocol):
-    """A game whose meters ask for a Must-Hit-By hit value (``MysteryHitRequest``)."""
-
-    def draw_mystery_hit(self, request: MysteryHitRequest) -> tuple[int, dict[str, Any]]: ...
-
-
-class HoleCardReader(Protocol):
-    """A game whose table reads the dealer's hole card's range (``HoleRangeRequest``)."""
-
-    def read_hole(self, card: Card) -> tuple[Any, dict[str, Any]]: ...
-
-
 def deliver_each(viewers: Iterable[Viewer], frame: bytes) -> int:
     """The plain fan-out: ``deliver`` to each viewer. The server installs a faster one that
     frames the message once (``server.net.fanout``)."""
@@ -78,43 +64,6 @@ def deliver_each(viewers: Iterable[Viewer], frame: bytes) -> int:
         viewer.deliver(frame)
         count += 1
     return count
-
-
-def next_epoch(journal: Journal, table_id: str) -> int:
-    """The epoch of the table's next run, durable before it returns (called once per table at
-    start, before any event): one more than the last run's; 1 for a table whose journal
-    predates epochs, 0 for a new one."""
-    saved = journal.load_state(table_id, "epoch")
-    if saved is not None:
-        epoch = int(saved["epoch"]) + 1
-    else:
-        epoch = 0 if journal.last_round(table_id) is None else 1
-    journal.save_state(table_id, "epoch", {"epoch": epoch})
-    return epoch
-
-
-def answer_chance(
-    game: GameTable, request: Any, hole: str | None
-) -> Record | dict[str, Any] | None:
-    """Answer a table core's ``Chance`` from the table's game (its virtual shoe or wheel):
-    the outcome's journal record; for ``NewShoe``, the new shoe's burn record or None."""
-    if isinstance(request, fx.NewShoe):
-        return game.start_round()
-    if isinstance(request, CardRequest):
-        draw = game.deal_card()
-        return CardDrawn(
-            card=draw.card.code,
-            target=request.target,
-            seq=draw.seq,
-            bound=draw.bound,
-            value=draw.value,
-        )
-    if isinstance(request, SpinRequest):
-        return record_from("spin", game.spin()[1])
-    if isinstance(request, MysteryHitRequest):  # Baccarat's Must-Hit-By meter, 631b.6(c)(3)
-        return record_from("mystery_hit", cast(MysteryHitDrawer, game).draw_mystery_hit(request)[1])
-    reader = cast(HoleCardReader, game)  # Down Under's Masque Card Reader, 685a.7(h)
-    return record_from("hole_range", reader.read_hole(Card.parse(hole or ""))[1])
 
 
 def failure(exc: Exception) -> fx.Refused | fx.Failed:
@@ -300,8 +249,9 @@ class TableRuntime:
                 return
             if len(wait.effects) == 1:
                 results: tuple[Any, ...] = (await self._result(wait.effects[0]),)
-            else:
-                results = tuple(await asyncio.gather(*map(self._result, wait.effects)))
+            else:  # counted as in flight until this task has the results (ManualClock)
+                with in_flight():
+                    results = tuple(await asyncio.gather(*map(self._result, wait.effects)))
             effects = self.core.handle(cmd.Done(results), self.clock.now())
 
     async def _result(self, effect: Any) -> Any:

@@ -12,11 +12,12 @@ from rng import seeded_source
 from server.journal import SqliteJournal
 from server.journal.journal import RoundStatus
 from server.journal.records import payload_of
+from server.tables.chance import answer_chance
 from server.tables.core import TableCore
 from server.tables.core import commands as cmd
 from server.tables.core import effects as fx
 from server.tables.games import TableSettings, build_game
-from server.tables.runtime import answer_chance, failure
+from server.tables.runtime import failure
 from server.wallet import HOUSE, OPEN_WAGERS, PLAY_MONEY_ISSUER, SqliteLedger, Transfer
 from server.wallet.ledger import player_account
 

@@ -16,14 +16,14 @@ pauses) is one; each player's command is another. A generator yields effects; a 
 suspends it until the adapter answers with ``Done``; a ``_Park`` suspends the table's life
 until a deadline passes (``Tick``) or a condition holds, and meanwhile queued commands run,
 one at a time, in order. Replay — game recall, ``croupier replay``, crash recovery — applies
-journal records through the same ``_apply`` functions as live play (``replay_round``).
+journal records through the same ``apply_record`` as live play (``core/rounds.py``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,7 +37,7 @@ from server.games.errors import (
     InvariantViolation,
 )
 from server.games.events import BetAccepted, CardDealt, RoundSettled, WagerSettled
-from server.games.round import DecidingEngine, DecisionRequest, Phase, RoundEngine, WheelEngine
+from server.games.round import DecidingEngine, DecisionRequest, Phase, RoundEngine
 from server.games.wagers import Wager
 from server.journal import records as rec
 from server.tables.core import commands as cmd
@@ -59,17 +59,16 @@ from server.tables.core.effects import (
     SaveState,
     Wait,
 )
+from server.tables.core.rounds import apply_record, money_posts
 from server.tables.core.seats import Seats
 from server.tables.money import (
     bet_key,
     bet_transfer,
     cancel_key,
     cancel_transfer,
-    settle_key,
-    settlement_transfers,
 )
 from server.tables.views import audience, event_name, public_data
-from server.wallet.ledger import HOUSE, Transfer, player_account
+from server.wallet.ledger import player_account
 
 if TYPE_CHECKING:
     from server.tables.games import GameTable, TableSettings
@@ -81,10 +80,7 @@ __all__ = [
     "SEQ_BLOCK",
     "STORAGE_FAILED",
     "TABLE_UNAVAILABLE",
-    "Replayed",
     "TableCore",
-    "money_posts",
-    "replay_round",
 ]
 
 log = logging.getLogger("croupier.table")
@@ -402,7 +398,7 @@ class TableCore:
             yield from self._void_current("the table was stopped")
             return
         yield from self._journal(rec.Closed())
-        yield from self._emit(_apply(self.game, engine, rec.Closed()))
+        yield from self._emit(apply_record(self.game, engine, rec.Closed()))
         try:
             yield from self._deal(round_id, engine)
         except _Stopping:
@@ -436,7 +432,7 @@ class TableCore:
                 ):
                     self._hole = cast(rec.CardDrawn, record).card
                 yield from self._journal(record)
-                yield from self._emit(_apply(self.game, engine, record))
+                yield from self._emit(apply_record(self.game, engine, record))
             elif isinstance(request, DecisionRequest):
                 yield from self._await_decisions(round_id, cast(DecidingEngine, engine))
             else:
@@ -481,7 +477,7 @@ class TableCore:
                     break
                 record = rec.Timeout(player=player)
                 yield from self._journal(record)
-                yield from self._emit(_apply(self.game, engine, record))
+                yield from self._emit(apply_record(self.game, engine, record))
 
     def _void_current(self, reason: str) -> Step:
         engine, round_id = self.engine, self.round_id
@@ -623,7 +619,7 @@ class TableCore:
                 INSUFFICIENT_FUNDS, f"the balance {balance} does not cover {stake}", stake
             )
         record = rec.Decision(player=player_id, spot=spot, decision=decision)
-        events = _apply(self.game, engine, record)
+        events = apply_record(self.game, engine, record)
         added = [e.wager for e in events if isinstance(e, BetAccepted)]
         for wager in added:  # wagers the decision adds (a War Wager, a Double Down ...)
             yield from self._must(Post(bet_key(round_id, wager), (bet_transfer(round_id, wager),)))
@@ -681,107 +677,9 @@ class TableCore:
         return self._raw(round_id, name, data, to)
 
 
-def money_posts(round_id: str, events: Iterable[object]) -> list[Post]:
-    """The ledger batches that the events move money by: each wager's settlement and each
-    progressive award, under keys that make a repeated post (recovery) a no-op."""
-    posts: list[Post] = []
-    for event in events:
-        if isinstance(event, WagerSettled):
-            s = event.settlement
-            transfers = tuple(settlement_transfers(round_id, s))
-            posts.append(Post(settle_key(round_id, s.wager), transfers))
-        elif event_name(event) == "progressive_awarded":
-            e: Any = event
-            if isinstance(e.amount, int) and e.amount > 0:
-                to = player_account(e.player_id)
-                award = Transfer(HOUSE, to, e.amount, "progressive", round_id, e.bet_id)
-                posts.append(Post(f"award:{round_id}:{e.player_id}:{e.bet_id}:{e.meter}", (award,)))
-    return posts
-
-
 class _Stopping(Exception):
     """The table was stopped while its round waited for decisions."""
 
 
 def _bet_data(wager: Wager, *, retried: bool) -> dict[str, Any]:
     return {"bet_id": wager.bet_id, "spot": wager.spot, "amount": wager.amount, "retried": retried}
-
-
-# --- records applied to an engine: one path for live play and replay ----------------------------
-
-
-def _apply(game: GameTable, engine: RoundEngine, record: rec.Record) -> Sequence[object]:
-    """What ``record`` does to the round's engine; the same for a live table (after the record
-    is durable) and for replay."""
-    match record:
-        case rec.Bet(player=player, bet_id=bet_id, spot=spot, amount=amount):
-            return engine.place(Wager(bet_id, player, spot, amount))
-        case (
-            rec.Cancel(player=player, bet_id=bet_id) | rec.BetRefused(player=player, bet_id=bet_id)
-        ):
-            return engine.cancel(player, bet_id)
-        case rec.Closed():
-            return engine.close_betting()
-        case rec.CardDrawn():
-            return engine.provide_card(game.answer_from_record("card", rec.payload_of(record)))
-        case rec.Spin():
-            answer = game.answer_from_record("spin", rec.payload_of(record))
-            return cast(WheelEngine, engine).provide_spin(answer)
-        case rec.HoleRangeRead():
-            reader: Any = engine  # Down Under Blackjack's Masque Card Reader, 685a.7(h)
-            return cast(
-                Sequence[object],
-                reader.provide_hole_range(
-                    game.answer_from_record("hole_range", rec.payload_of(record))
-                ),
-            )
-        case rec.MysteryHit():
-            mystery: Any = engine  # Baccarat's Must-Hit-By meter asks for it, 631b.6(c)(3)
-            answer = game.answer_from_record("mystery_hit", rec.payload_of(record))
-            return cast(Sequence[object], mystery.provide_mystery_hit(answer))
-        case rec.Decision(player=player, spot=spot, decision=decision):
-            return cast(DecidingEngine, engine).decide(player, spot, decision)
-        case rec.Timeout(player=player):
-            return cast(DecidingEngine, engine).time_out(player)
-        case rec.Voided(reason=reason):
-            return engine.void(reason)
-        case rec.Opened() | rec.Settled():
-            return ()
-    raise ValueError(f"round {engine.round_id}: cannot apply {record!r}")
-
-
-@dataclass
-class Replayed:
-    engine: RoundEngine
-    events: list[object]
-    finished: str | None  # "settled", "voided" or None (the journal ends mid-round)
-
-
-def replay_round(game: GameTable, round_id: str, records: Sequence[rec.Record]) -> Replayed:
-    """Rebuild a round from its journal records (``opened`` first) through the same record
-    application as live play. A bet followed by its ``bet_refused`` never stood: it is left
-    out, as it never reached a viewer."""
-    engine = game.new_round(round_id, replay=True)
-    events: list[object] = list(engine.open())
-    finished = None
-    for record in _standing(records):
-        events += _apply(game, engine, record)
-        if isinstance(record, rec.Settled | rec.Voided):
-            finished = record.kind
-    return Replayed(engine, events, finished)
-
-
-def _standing(records: Sequence[rec.Record]) -> list[rec.Record]:
-    """The records without the bets that never stood (a ``bet`` then its ``bet_refused``)."""
-    refused: set[int] = set()
-    last_bet: dict[tuple[str, str], int] = {}
-    for n, record in enumerate(records):
-        if isinstance(record, rec.Bet):
-            last_bet[(record.player, record.bet_id)] = n
-        elif isinstance(record, rec.BetRefused):
-            placed = last_bet.pop((record.player, record.bet_id), None)
-            if placed is not None:
-                refused.add(placed)
-    return [
-        r for n, r in enumerate(records) if n not in refused and not isinstance(r, rec.BetRefused)
-    ]
