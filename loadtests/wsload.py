@@ -471,9 +471,12 @@ class ServerHarness:
             return int(self.server.sockets[0].getsockname()[1])
         from server.config import load_config
         from server.net.app import Service
+        from server.storage import writes_in_flight
         from server.tables.clock import ManualClock, SystemClock
 
-        clock: ManualClock | SystemClock = ManualClock() if manual else SystemClock()
+        clock: ManualClock | SystemClock = (
+            ManualClock(drain=writes_in_flight) if manual else SystemClock()
+        )
         assert config is not None and data_dir is not None
         from server.net.app import tune_gc
 

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from server.stores import StorageError
+
 __all__ = [
     "DurableWriter",
     "StorageError",
@@ -91,11 +93,6 @@ def writes_in_flight() -> int:
     table looks idle). ``ManualClock.advance`` waits for them, so a test's table has taken
     its step — journal writes included — when time has moved."""
     return _in_flight
-
-
-class StorageError(Exception):
-    """A write could not be made durable (SQLite failed: disk full, I/O error, the writer is
-    closed). Nothing of it was applied."""
 
 
 def open_durable_sqlite(path: str | Path, schema: str) -> sqlite3.Connection:

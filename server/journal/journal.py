@@ -33,7 +33,7 @@ class Journal(Protocol):
     """Every write is durable when it returns. Each write the table runtime makes has an
     awaitable twin prefixed ``a`` (``aappend`` ...): the same write, resolved once durable,
     without blocking the event loop while it is written (a commit failure raises
-    ``server.storage.StorageError``: nothing was applied). Writes are applied in the order
+    ``server.stores.StorageError``: nothing was applied). Writes are applied in the order
     they were made."""
 
     def open_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:

@@ -10,9 +10,8 @@ import asyncio
 import heapq
 import itertools
 import time
+from collections.abc import Callable
 from typing import Protocol
-
-from server.storage import writes_in_flight
 
 __all__ = ["Clock", "ManualClock", "SystemClock"]
 
@@ -35,9 +34,14 @@ class SystemClock:
 
 
 class ManualClock:
-    """A clock that stands still until ``advance`` is called."""
+    """A clock that stands still until ``advance`` is called.
 
-    def __init__(self, start: float = 0.0) -> None:
+    ``drain`` says how much work the woken tasks still wait for outside the event loop (the
+    stores' writes on their writer threads: ``server.storage.writes_in_flight``); ``advance``
+    returns only once it says none, so a test's table has taken its whole step."""
+
+    def __init__(self, start: float = 0.0, *, drain: Callable[[], int] = lambda: 0) -> None:
+        self._drain = drain
         self._now = start
         self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
         self._ids = itertools.count()
@@ -61,16 +65,16 @@ class ManualClock:
             if not future.done():
                 future.set_result(None)
         # Let the woken tasks run to their next wait (a table's step takes a few hops of the
-        # event loop: cancelled helpers, deliveries) — and wait for the ledger and journal
-        # writes they await, which are real I/O on the stores' writer threads.
+        # event loop: cancelled helpers, deliveries) — and wait for the work outside the loop
+        # they await (``drain``), such as writes on the stores' writer threads.
         give_up = time.monotonic() + 60  # real seconds: a write that never ends is a bug
         while True:
             for _ in range(100):
                 await asyncio.sleep(0)
-            if not writes_in_flight():
+            if not self._drain():
                 return
             if time.monotonic() > give_up:
-                raise RuntimeError(f"{writes_in_flight()} ledger/journal writes never finished")
+                raise RuntimeError(f"{self._drain()} pieces of work never finished")
             await asyncio.sleep(0.0005)
 
     @property

@@ -93,7 +93,7 @@ class Ledger(Protocol):
 
     Writes are durable when they return. ``apost`` is ``post`` for the event loop: it
     resolves once the batch is durable, without blocking the loop while it is written
-    (a commit failure raises ``server.storage.StorageError``: nothing was applied)."""
+    (a commit failure raises ``server.stores.StorageError``: nothing was applied)."""
 
     def open_account(self, account: str, *, may_go_negative: bool = False) -> None:
         """Create ``account`` with a zero balance if it does not exist."""

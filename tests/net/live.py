@@ -15,6 +15,7 @@ from server.net.app import Service
 from server.net.connection import ConnectionLimits
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import PROTOCOL_VERSION, Hello, ServerMessage, TableEvent, Welcome
+from server.storage import writes_in_flight
 from server.tables.clock import ManualClock
 
 TABLES = """
@@ -46,7 +47,7 @@ pause_seconds = 1
 async def live_service(
     tmp: Path, config: str = TABLES, limits: ConnectionLimits | None = None
 ) -> AsyncIterator[Service]:
-    clock = ManualClock()
+    clock = ManualClock(drain=writes_in_flight)
     service = Service(parse_config(config, "test.toml"), tmp, port=0, clock=clock, limits=limits)
     await service.start(stagger=False)  # tests drive every table from the same instant
     await clock.advance(0)

@@ -11,6 +11,7 @@ from rng import seeded_source
 from server.journal import SqliteJournal
 from server.protocol.codec import decode_server
 from server.protocol.messages import ServerMessage, TableEvent
+from server.storage import writes_in_flight
 from server.tables.clock import ManualClock
 from server.tables.core.commands import Join
 from server.tables.games import SEAT_LIMITS, TableSettings, build_game
@@ -42,7 +43,7 @@ class Harness:
     def __init__(
         self, game: str = "roulette", seed: int = 1, data_dir: Path | None = None, **options: Any
     ) -> None:
-        self.clock = ManualClock()
+        self.clock = ManualClock(drain=writes_in_flight)
         self.ledger = SqliteLedger(data_dir / "ledger.sqlite" if data_dir else ":memory:")
         for account, negative in ((PLAY_MONEY_ISSUER, True), (HOUSE, True), (OPEN_WAGERS, False)):
             self.ledger.open_account(account, may_go_negative=negative)
