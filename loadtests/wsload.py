@@ -524,8 +524,6 @@ class ServerHarness:
             return asis
         from websockets.protocol import OPEN
 
-        from server.tables.runtime import _Logged
-
         metrics = self.service.metrics
         max_backlog = self.service.limits.max_backlog
 
@@ -558,7 +556,7 @@ class ServerHarness:
                         data=FANOUT_EVENT,
                     )
                 )
-                table._log.append(_Logged(seq, frame, None))
+                table.history.append(seq, frame, None)
                 targets = open_public_ws()
                 broadcast(targets, frame)
                 metrics.frames_fanout.value += len(targets)
@@ -580,7 +578,7 @@ class ServerHarness:
                         data=FANOUT_EVENT,
                     )
                 )
-                table._log.append(_Logged(seq, frame, None))
+                table.history.append(seq, frame, None)
                 wire = server_frame(frame)
                 targets = open_public_ws()
                 add = coalescer.add

@@ -14,10 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from rng.errors import RngError
 from server.games.round import DecisionRequest, RoundEngine
@@ -32,6 +31,7 @@ from server.tables.core import commands as cmd
 from server.tables.core import effects as fx
 from server.tables.core.table import SEQ_BLOCK, TABLE_UNAVAILABLE, TableCore
 from server.tables.games import GameTable, TableSettings
+from server.tables.viewers import Fanout, History, Viewer, deliver_each
 from server.wallet.ledger import InsufficientFunds, Ledger, player_account
 
 __all__ = [
@@ -43,27 +43,6 @@ __all__ = [
     "deliver_each",
     "failure",
 ]
-
-
-class Viewer(Protocol):
-    """A connection watching a table. ``deliver`` must not block (it queues or drops)."""
-
-    player_id: str
-
-    def deliver(self, frame: bytes) -> None: ...
-
-
-Fanout = Callable[[Iterable[Any], bytes], int]
-
-
-def deliver_each(viewers: Iterable[Viewer], frame: bytes) -> int:
-    """The plain fan-out: ``deliver`` to each viewer. The server installs a faster one that
-    frames the message once (``server.net.fanout``)."""
-    count = 0
-    for viewer in viewers:
-        viewer.deliver(frame)
-        count += 1
-    return count
 
 
 def failure(exc: Exception) -> fx.Refused | fx.Failed:
@@ -81,13 +60,6 @@ class Reply:
 
     error: tuple[str, str, Any] | None = None
     data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class _Logged:
-    seq: int
-    frame: bytes
-    audience: str | None
 
 
 _STATUS = {"settled": RoundStatus.SETTLED, "voided": RoundStatus.VOIDED}
@@ -113,7 +85,7 @@ class TableRuntime:
         self.viewers: dict[Viewer, str] = {}
         self.fanout: Fanout = deliver_each
         self.round_finished: Callable[[RoundStatus], object] = lambda status: None  # metrics
-        self._log: deque[_Logged] = deque(maxlen=history)
+        self.history = History(history)
         self._inbox: asyncio.Queue[cmd.Command] = asyncio.Queue()
         self._replies: dict[int, asyncio.Future[Reply]] = {}
         self._cids = itertools.count(1)
@@ -170,15 +142,7 @@ class TableRuntime:
     def replay_since(self, viewer: Viewer, last_seq: int) -> bool:
         """Send ``viewer`` every event after ``last_seq`` it may see; False if some of them are
         no longer kept or ``last_seq`` is not this run's (the caller then sends a snapshot)."""
-        seq = self.core.seq
-        if last_seq > seq or (
-            last_seq < seq and (not self._log or self._log[0].seq > last_seq + 1)
-        ):
-            return False
-        for item in self._log:
-            if item.seq > last_seq and item.audience in (None, viewer.player_id):
-                viewer.deliver(item.frame)
-        return True
+        return self.history.replay_since(viewer, last_seq, self.core.seq)
 
     # --- commands -------------------------------------------------------------------------------
 
@@ -293,7 +257,7 @@ class TableRuntime:
                 table=self.id, seq=emit.seq, round=emit.round_id, event=emit.name, data=emit.data
             )
         )
-        self._log.append(_Logged(emit.seq, frame, emit.audience))
+        self.history.append(emit.seq, frame, emit.audience)
         if emit.audience is None:
             self.fanout(self.viewers, frame)
         else:
