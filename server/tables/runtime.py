@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rng.errors import RngError
-from server.games.round import DecisionRequest, RoundEngine
 from server.journal.journal import Journal, RoundStatus
 from server.journal.records import payload_of
 from server.protocol.codec import encode
@@ -99,15 +98,6 @@ class TableRuntime:
     phase = property(lambda self: self.core.phase)
     available = property(lambda self: self.core.available)
     last_results = property(lambda self: self.core.last_results)
-    cards = property(lambda self: self.core.cards)
-
-    @property
-    def engine(self) -> RoundEngine | None:
-        return self.core.engine
-
-    @property
-    def decisions(self) -> dict[tuple[str, str], tuple[DecisionRequest, float]]:
-        return self.core.decisions
 
     @property
     def seated(self) -> set[str]:
