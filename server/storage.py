@@ -11,7 +11,7 @@ only writing connection. Whatever is queued when it is free is written in **one*
 transaction and made durable by **one** commit (one fsync) — group commit — and each write's
 future resolves only after that commit returned. The event loop does not wait for a disk:
 it ``await``s the future (``run``), or queues a write at once and awaits it later
-(``queued``, ``wait_durable``). Writes are applied in the order they were submitted; each
+(``queued``). Writes are applied in the order they were submitted; each
 runs inside its own savepoint, so one that raises (an ``InsufficientFunds``, or a
 constraint the write breaks: ``StorageError``) is rolled back alone and the others of its
 group still commit. A failure of SQLite itself (disk full, I/O error) fails every write of
@@ -41,7 +41,6 @@ __all__ = [
     "StorageError",
     "in_flight",
     "open_durable_sqlite",
-    "wait_durable",
     "writes_in_flight",
 ]
 
@@ -79,16 +78,9 @@ def in_flight() -> Iterator[None]:
         _count_in_flight(-1)
 
 
-async def wait_durable(futures: list[asyncio.Future[T]]) -> list[T | BaseException]:
-    """Await ``queued`` writes, counted in ``writes_in_flight`` until this coroutine has their
-    results; each result or its exception, in order."""
-    with in_flight():
-        return await asyncio.gather(*futures, return_exceptions=True)
-
-
 def writes_in_flight() -> int:
     """How many writes are queued, being made, or resolved but not yet taken up by the
-    coroutine awaiting them (``run`` and ``wait_durable`` count until the coroutine has the
+    coroutine awaiting them (``run`` and ``in_flight`` count until the coroutine has the
     result, so there is no instant between one write and the next step's write when a
     table looks idle). ``ManualClock.advance`` waits for them, so a test's table has taken
     its step — journal writes included — when time has moved."""
@@ -177,7 +169,8 @@ class DurableWriter:
 
     def queued(self, apply: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
         """``submit`` now (so the write keeps its place in the order) and return an asyncio
-        future to await later, in the running loop, with ``wait_durable``."""
+        future to await later, in the running loop (counted in ``writes_in_flight`` until it
+        resolves)."""
         return asyncio.wrap_future(self.submit(apply))
 
     def close(self) -> None:

@@ -12,16 +12,11 @@ from server.games.wagers import Settlement, Wager
 from server.wallet.ledger import HOUSE, OPEN_WAGERS, Ledger, Transfer, player_account
 
 __all__ = [
-    "apost_bet",
-    "apost_cancel",
-    "apost_settlement",
     "bet_key",
     "bet_transfer",
     "cancel_key",
     "cancel_transfer",
     "post_bet",
-    "post_cancel",
-    "post_settlement",
     "settle_key",
     "settlement_transfers",
 ]
@@ -58,19 +53,6 @@ def post_bet(ledger: Ledger, round_id: str, wager: Wager) -> bool:
     return ledger.post(bet_key(round_id, wager), [bet_transfer(round_id, wager)]).applied
 
 
-async def apost_bet(ledger: Ledger, round_id: str, wager: Wager) -> bool:
-    """``post_bet`` for the event loop: resolves once the debit is durable."""
-    return (await ledger.apost(bet_key(round_id, wager), [bet_transfer(round_id, wager)])).applied
-
-
-def post_cancel(ledger: Ledger, round_id: str, wager: Wager) -> None:
-    ledger.post(cancel_key(round_id, wager), [cancel_transfer(round_id, wager)])
-
-
-async def apost_cancel(ledger: Ledger, round_id: str, wager: Wager) -> None:
-    await ledger.apost(cancel_key(round_id, wager), [cancel_transfer(round_id, wager)])
-
-
 def settlement_transfers(round_id: str, settlement: Settlement) -> list[Transfer]:
     wager = settlement.wager
     player = player_account(wager.player_id)
@@ -86,13 +68,3 @@ def settlement_transfers(round_id: str, settlement: Settlement) -> list[Transfer
     if back > stake:
         transfers.append(Transfer(HOUSE, player, back - stake, "winnings", round_id, wager.bet_id))
     return transfers
-
-
-def post_settlement(ledger: Ledger, round_id: str, settlement: Settlement) -> None:
-    ledger.post(settle_key(round_id, settlement.wager), settlement_transfers(round_id, settlement))
-
-
-async def apost_settlement(ledger: Ledger, round_id: str, settlement: Settlement) -> None:
-    await ledger.apost(
-        settle_key(round_id, settlement.wager), settlement_transfers(round_id, settlement)
-    )

@@ -370,7 +370,7 @@ class TableCore:
         if state is not None:
             yield from self._must(SaveState("meters", state))
             if self.round_id is not None:
-                yield self._raw(self.round_id, "meters", self.game.meter_amounts(), None)
+                yield self.event(self.round_id, "meters", self.game.meter_amounts(), None)
 
     def _run_round(self) -> Step:
         if self.seq - self.epoch * SEQ_BLOCK >= SEQ_BLOCK // 2:
@@ -388,7 +388,7 @@ class TableCore:
         self.cards = {}
         if shoe is not None:
             shown = {k: v for k, v in shoe.items() if k != "burned"}
-            yield self._raw(
+            yield self.event(
                 round_id, "shoe_shuffled", shown | {"burned": len(shoe["burned"])}, None
             )
         yield from self._emit(engine.open())
@@ -461,7 +461,7 @@ class TableCore:
                 "spot": request.spot,
                 "closes_in_ms": int(self.settings.decision_seconds * 1000),
             }
-            yield self._raw(round_id, "decision_deadline", data, None)
+            yield self.event(round_id, "decision_deadline", data, None)
         self.decisions = live
         if not live:
             return
@@ -663,18 +663,15 @@ class TableCore:
                 self.cards.setdefault(event.target, []).append(event.card.code)
             if isinstance(event, RoundSettled):
                 self.last_results.append(event.result)
-            yield self._raw(round_id, event_name(event), public_data(event), audience(event))
+            yield self.event(round_id, event_name(event), public_data(event), audience(event))
             if isinstance(event, WagerSettled):
                 yield BalanceChanged(event.settlement.wager.player_id, "settlement")
 
-    def _raw(self, round_id: str, name: str, data: dict[str, Any], to: str | None) -> Emit:
+    def event(self, round_id: str, name: str, data: dict[str, Any], to: str | None) -> Emit:
+        """Event ``name`` with the table's next sequence number (also for events from outside
+        its rounds' steps: the fan-out benchmarks inject paced events this way)."""
         self.seq += 1
         return Emit(self.seq, round_id, name, data, to)
-
-    def event(self, round_id: str, name: str, data: dict[str, Any], to: str | None) -> Emit:
-        """An event of the table's own, outside its rounds' steps (the fan-out benchmarks
-        inject paced events this way): numbered like every other."""
-        return self._raw(round_id, name, data, to)
 
 
 class _Stopping(Exception):
