@@ -14,24 +14,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rng.errors import RngError
 from server.journal.journal import Journal, RoundStatus
-from server.journal.records import payload_of
 from server.protocol.codec import encode
 from server.protocol.messages import BalanceChanged, TableEvent, TableSnapshot
 from server.storage import in_flight
-from server.tables.chance import answer_chance
 from server.tables.clock import Clock
 from server.tables.core import commands as cmd
 from server.tables.core import effects as fx
 from server.tables.core.table import SEQ_BLOCK, TABLE_UNAVAILABLE, TableCore
 from server.tables.games import GameTable, TableSettings
 from server.tables.viewers import Fanout, History, Viewer, deliver_each
-from server.wallet.ledger import InsufficientFunds, Ledger, player_account
+from server.tables.waits import STATUS, TableStores
+from server.wallet.ledger import Ledger, player_account
 
 __all__ = [
     "SEQ_BLOCK",
@@ -40,17 +38,7 @@ __all__ = [
     "TableRuntime",
     "Viewer",
     "deliver_each",
-    "failure",
 ]
-
-
-def failure(exc: Exception) -> fx.Refused | fx.Failed:
-    """An effect's exception as a table core takes it (it knows no store's own errors)."""
-    if isinstance(exc, InsufficientFunds):
-        return fx.Refused(exc.account, exc.balance, exc.needed)
-    if isinstance(exc, RngError):
-        return fx.Failed(f"the random number generator failed: {exc}", rng=True)
-    return fx.Failed(f"{type(exc).__name__}: {exc}")  # StorageError, LedgerError, a refused write
 
 
 @dataclass
@@ -61,7 +49,6 @@ class Reply:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-_STATUS = {"settled": RoundStatus.SETTLED, "voided": RoundStatus.VOIDED}
 _COMMANDS = {"place": cmd.Place, "cancel": cmd.Cancel, "repeat": cmd.Repeat, "decide": cmd.Decide}
 
 
@@ -81,6 +68,7 @@ class TableRuntime:
         self.settings, self.id, self.game = settings, settings.id, game
         self.ledger, self.journal, self.clock = ledger, journal, clock
         self.core = TableCore(settings, game, first_round=first_round, epoch=epoch)
+        self.stores = TableStores(self.id, ledger, journal, game)
         self.viewers: dict[Viewer, str] = {}
         self.fanout: Fanout = deliver_each
         self.round_finished: Callable[[RoundStatus], object] = lambda status: None  # metrics
@@ -196,48 +184,17 @@ class TableRuntime:
                 elif kind is fx.Deadline:
                     self._deadline = effect.at
                 elif kind is fx.RoundFinished:
-                    self.round_finished(_STATUS[effect.status])
+                    self.round_finished(STATUS[effect.status])
                 elif kind is fx.Wait:
                     wait = effect
             if wait is None:
                 return
             if len(wait.effects) == 1:
-                results: tuple[Any, ...] = (await self._result(wait.effects[0]),)
+                results: tuple[Any, ...] = (await self.stores.result(wait.effects[0]),)
             else:  # counted as in flight until this task has the results (ManualClock)
                 with in_flight():
-                    results = tuple(await asyncio.gather(*map(self._result, wait.effects)))
+                    results = tuple(await asyncio.gather(*map(self.stores.result, wait.effects)))
             effects = self.core.handle(cmd.Done(results), self.clock.now())
-
-    async def _result(self, effect: Any) -> Any:
-        """Perform one effect of a ``Wait``: its value, or ``Refused``/``Failed``."""
-        try:
-            started = self._do(effect)
-            return await started if isinstance(started, Awaitable) else started
-        except Exception as exc:
-            return failure(exc)
-
-    def _do(self, effect: Any) -> Awaitable[Any] | Any:
-        """Start one effect of a ``Wait``: an awaitable, or the answer at once."""
-        match effect:
-            case fx.Post(key=key, transfers=transfers):
-                return self.ledger.apost(key, transfers)
-            case fx.AppendRecord(round_id=round_id, record=record, player=player):
-                return self.journal.aappend(
-                    round_id, record.kind, payload_of(record), player=player
-                )
-            case fx.OpenRound(round_id=round_id, record=record):
-                return self.journal.aopen_round(self.id, round_id, payload_of(record))
-            case fx.FinishRound(round_id=round_id, record=record):
-                return self.journal.afinish_round(
-                    round_id, _STATUS[record.kind], payload_of(record)
-                )
-            case fx.SaveState(key=key, state=state):
-                return self.journal.asave_state(self.id, key, state)
-            case fx.ReadAvailable(account=account):
-                return self.ledger.available(account)
-            case fx.Chance(request=request, hole=hole):
-                return answer_chance(self.game, request, hole)
-        raise TypeError(f"table {self.id} cannot perform {effect!r}")
 
     # --- out to viewers ---------------------------------------------------------------------------
 

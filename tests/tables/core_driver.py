@@ -10,14 +10,13 @@ from typing import Any
 
 from rng import seeded_source
 from server.journal import SqliteJournal
-from server.journal.journal import RoundStatus
 from server.journal.records import payload_of
 from server.tables.chance import answer_chance
 from server.tables.core import TableCore
 from server.tables.core import commands as cmd
 from server.tables.core import effects as fx
 from server.tables.games import TableSettings, build_game
-from server.tables.runtime import failure
+from server.tables.waits import STATUS, failure
 from server.wallet import HOUSE, OPEN_WAGERS, PLAY_MONEY_ISSUER, SqliteLedger, Transfer
 from server.wallet.ledger import player_account
 
@@ -30,7 +29,6 @@ REVEALED_BY = {
     "wheel_stopped": "spin",
     "hole_card_range_read": "hole_range",
 }
-STATUS = {"settled": RoundStatus.SETTLED, "voided": RoundStatus.VOIDED}
 
 
 @dataclass

@@ -1,0 +1,73 @@
+"""The effects a table core waits on, performed against the table's stores and its game.
+
+A ``Wait`` (``server.tables.core.effects``) holds writes (ledger posts, journal records),
+reads (a player's available balance) and chance requests (a card, a wheel result, a hole
+card's range). ``TableStores.result`` performs one of them on the event loop and returns
+what the core takes back in ``Done``: the effect's value, or ``Refused``/``Failed`` — the
+core knows no store's own exceptions, so the same core runs on SQLite here and on any other
+implementation of the ``Ledger`` and ``Journal`` protocols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any
+
+from rng.errors import RngError
+from server.journal.journal import Journal, RoundStatus
+from server.journal.records import payload_of
+from server.tables.chance import answer_chance
+from server.tables.core import effects as fx
+from server.tables.games import GameTable
+from server.wallet.ledger import InsufficientFunds, Ledger
+
+__all__ = ["STATUS", "TableStores", "failure"]
+
+# A finished round's journal status, by the kind of its last record (and RoundFinished's).
+STATUS = {"settled": RoundStatus.SETTLED, "voided": RoundStatus.VOIDED}
+
+
+def failure(exc: Exception) -> fx.Refused | fx.Failed:
+    """An effect's exception as a table core takes it (it knows no store's own errors)."""
+    if isinstance(exc, InsufficientFunds):
+        return fx.Refused(exc.account, exc.balance, exc.needed)
+    if isinstance(exc, RngError):
+        return fx.Failed(f"the random number generator failed: {exc}", rng=True)
+    return fx.Failed(f"{type(exc).__name__}: {exc}")  # StorageError, LedgerError, a refused write
+
+
+class TableStores:
+    """The ledger, journal and game one table's waits are performed against."""
+
+    def __init__(self, table_id: str, ledger: Ledger, journal: Journal, game: GameTable) -> None:
+        self.table_id, self.ledger, self.journal, self.game = table_id, ledger, journal, game
+
+    async def result(self, effect: Any) -> Any:
+        """Perform one effect of a ``Wait``: its value, or ``Refused``/``Failed``."""
+        try:
+            started = self._start(effect)
+            return await started if isinstance(started, Awaitable) else started
+        except Exception as exc:
+            return failure(exc)
+
+    def _start(self, effect: Any) -> Awaitable[Any] | Any:
+        """Start one effect: an awaitable (a write, on the store's writer thread), or the
+        answer at once (a read, a chance outcome)."""
+        match effect:
+            case fx.Post(key=key, transfers=transfers):
+                return self.ledger.apost(key, transfers)
+            case fx.AppendRecord(round_id=round_id, record=record, player=player):
+                return self.journal.aappend(
+                    round_id, record.kind, payload_of(record), player=player
+                )
+            case fx.OpenRound(round_id=round_id, record=record):
+                return self.journal.aopen_round(self.table_id, round_id, payload_of(record))
+            case fx.FinishRound(round_id=round_id, record=record):
+                return self.journal.afinish_round(round_id, STATUS[record.kind], payload_of(record))
+            case fx.SaveState(key=key, state=state):
+                return self.journal.asave_state(self.table_id, key, state)
+            case fx.ReadAvailable(account=account):
+                return self.ledger.available(account)
+            case fx.Chance(request=request, hole=hole):
+                return answer_chance(self.game, request, hole)
+        raise TypeError(f"table {self.table_id} cannot perform {effect!r}")
