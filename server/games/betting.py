@@ -195,6 +195,16 @@ class Book:
     such a main wager cannot be cancelled while a dependent wager stands.
     """
 
+    __slots__ = (
+        "_depends_on",
+        "_open",
+        "_transitions",
+        "opened",
+        "phase",
+        "round_id",
+        "settlements",
+    )
+
     def __init__(
         self,
         round_id: str,
@@ -254,8 +264,11 @@ class Book:
 
     def advance(self, command: str) -> None:
         """Take the transition of ``command`` (checked)."""
-        self.require(command)
-        self.phase = self._transitions[(command, self.phase)]
+        after = self._transitions.get((command, self.phase))  # one lookup on the hot path
+        if after is None or not (self.opened or command in ("open", "void")):
+            self.require(command)  # not allowed: raises the error that says why
+            raise InvariantViolation(f"{command} allowed without its transition")
+        self.phase = after
 
     # -- betting -------------------------------------------------------------------------
 

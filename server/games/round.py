@@ -46,6 +46,10 @@ class Phase(Enum):
     SETTLED = "settled"
     VOIDED = "voided"
 
+    # Members are singletons compared by identity: hash them as objects, in C, not by
+    # ``Enum.__hash__``'s Python call on the name; every transition lookup hashes a phase.
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True, slots=True)
 class DecisionRequest:

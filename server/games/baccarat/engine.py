@@ -263,6 +263,33 @@ class BaccaratRound:
     the meters, whose state may be later than the round's; it asks for nothing and takes the
     journaled hit value, if there is one, before the first card."""
 
+    # A round is made per coup and read on every placement and card: fixed slots make both
+    # cheaper than an instance dict (bench_baccarat).
+    __slots__ = (
+        "_banker",
+        "_book",
+        "_coup",
+        "_final",
+        "_hit_request",
+        "_initial",
+        "_initial_settled",
+        "_next",
+        "_open",
+        "_player",
+        "_players",
+        "_points",
+        "_progressive",
+        "_replay",
+        "_routes",
+        "_seq",
+        "_taking",
+        "_two_card_counts",
+        "config",
+        "meters",
+        "round_id",
+        "settlements",
+    )
+
     def __init__(
         self,
         config: TableConfig,
