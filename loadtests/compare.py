@@ -114,34 +114,33 @@ def run(base: str, benches: list[str], passes: int, rounds: int) -> dict[str, An
     return {"figures": figures, "loadavg": loadavg()}
 
 
-def render(result: dict[str, Any], base: str, benches: list[str], passes: int, rounds: int) -> str:
+def render(result: dict[str, Any], base: str, bench: str, passes: int, rounds: int) -> str:
+    """One benchmark's comparison, as its own section of BENCHMARKS.md."""
     head = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
+    rounds_arg = f" --rounds {rounds}" if bench == "baccarat" else ""
     lines = [
-        "## This tree against an earlier commit, same run (new ÷ old)",
+        f"## {bench}: this tree against an earlier commit, same run (new ÷ old)",
         "",
         f"Command: `.venv/bin/python -m loadtests.compare --base {base} --passes {passes} "
-        f"--only {','.join(benches)} --rounds {rounds}` ({machine_line()}; load average at "
-        f"the end {result['loadavg']}). Old: {base}; new: the working tree at {head}.",
+        f"--only {bench}{rounds_arg}` ({machine_line()}; load average at the end "
+        f"{result['loadavg']}). Old: {base}; new: the working tree at {head}.",
         "Passes alternate old-new and new-old; each figure is the median of its passes "
         "(module docstring of `loadtests/compare.py` for what each one runs). *Ratio* is new "
         "÷ old where higher is better and old ÷ new where lower is better, so ≥ 1 always "
         "means the change is no slower; target ≥ 0.95.",
         "",
-        "| Benchmark | figure | old | new | ratio | passes (old; new) | target |",
-        "|---|---|---:|---:|---:|---|---|",
+        "| Figure | old | new | ratio | passes (old; new) | target |",
+        "|---|---:|---:|---:|---|---|",
     ]
-    for bench in benches:
-        old, new = result["figures"][bench]["old"], result["figures"][bench]["new"]
-        for key, higher in PROBES[bench][1].items():
-            o, w = median(old[key]), median(new[key])
-            ratio = w / o if higher else o / w
-            spread = f"{_list(old[key])}; {_list(new[key])}"
-            verdict = "meets" if ratio >= 0.95 else "MISSES"
-            lines.append(
-                f"| {bench} | {key} | {_fmt(o)} | {_fmt(w)} | {ratio:.3f} | {spread} | {verdict} |"
-            )
+    old, new = result["figures"][bench]["old"], result["figures"][bench]["new"]
+    for key, higher in PROBES[bench][1].items():
+        o, w = median(old[key]), median(new[key])
+        ratio = w / o if higher else o / w
+        spread = f"{_list(old[key])}; {_list(new[key])}"
+        verdict = "meets" if ratio >= 0.95 else "MISSES"
+        lines.append(f"| {key} | {_fmt(o)} | {_fmt(w)} | {ratio:.3f} | {spread} | {verdict} |")
     return "\n".join(lines)
 
 
@@ -166,10 +165,11 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown benchmark {', '.join(unknown)}; choose from {', '.join(PROBES)}")
     result = run(args.base, benches, args.passes, args.rounds)
-    text = render(result, args.base, benches, args.passes, args.rounds)
-    print(text)
-    if not args.no_write:
-        write_section("compare", text)
+    for bench in benches:
+        text = render(result, args.base, bench, args.passes, args.rounds)
+        print(text + "\n")
+        if not args.no_write:
+            write_section(f"compare-{bench}", text)
     return 0
 
 
