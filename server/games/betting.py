@@ -273,8 +273,8 @@ class Book:
     # -- betting -------------------------------------------------------------------------
 
     def open(self) -> tuple[object, ...]:
-        self.require("open")
-        if self.opened:
+        if self.opened or ("open", self.phase) not in self._transitions:  # once per round
+            self.require("open")  # raises unless the phase allows it
             raise IllegalAction(NOT_IN_PHASE, "betting is already open", "open")
         self.opened = True
         return (BettingOpened(self.round_id),)
