@@ -21,3 +21,21 @@ def test_write_section_replaces_only_its_own_section(tmp_path: Path) -> None:
     text = path.read_text()
     assert "third" in text and "second" in text and "first" not in text
     assert text.count("<!-- bench:a -->") == 1
+
+
+def test_compare_runs_a_benchmark_in_both_trees_and_renders_ratios() -> None:
+    """The comparison checks out the base commit (here HEAD itself) and runs the benchmark in
+    both trees; with the same code on both sides every ratio is a number near 1."""
+    from loadtests import compare
+
+    result = compare.run("HEAD", ["baccarat"], passes=1, rounds=200)
+    figures = result["figures"]["baccarat"]
+    assert set(figures["old"]) == set(figures["new"]) == set(compare.PROBES["baccarat"][1])
+    assert all(v[0] > 0 for v in figures["old"].values())
+    text = compare.render(result, "HEAD", "baccarat", 1, 200)
+    assert "| standard rounds per CPU-s |" in text and "--base HEAD --passes 1" in text
+    rows = [line for line in text.splitlines() if line.startswith(("| standard", "| rising_phoenix"))]  # fmt: skip  # noqa: E501
+    assert len(rows) == 4
+    for row in rows:
+        ratio = float(row.split("|")[4])
+        assert 0.3 < ratio < 3  # the same code twice: noise, not a difference
