@@ -70,3 +70,18 @@ def test_table_core_module_is_sans_io(path: Path) -> None:
         if any(name == f or name.startswith(f + ".") for f in CORE_FORBIDDEN)
     }
     assert not bad, f"{path} imports {sorted(bad)}"
+
+
+DEVICES = GAMES.parent / "devices"
+# The device link's codec and state machine (issue #16) are sans-I/O like h11: bytes and
+# ``now`` in, bytes and events out; the transports that drive them live beside them.
+DEVICE_SANS_IO = ["frames.py", "link.py"]
+
+
+@pytest.mark.parametrize("name", DEVICE_SANS_IO)
+def test_device_link_module_is_sans_io(name: str) -> None:
+    path = DEVICES / name
+    bad = {
+        n for n in _imports(path) if any(n == f or n.startswith(f + ".") for f in CORE_FORBIDDEN)
+    }
+    assert not bad, f"{path} imports {sorted(bad)}"
