@@ -134,13 +134,15 @@ class Link:
     def unacked(self) -> int:
         return len(self._unacked)
 
-    def resume(self, peer_last_acked: int, now: float) -> None:
+    def resume(self, peer_last_acked: int, now: float, control: bytes = b"") -> None:
         """A new connection: the other side has everything up to ``peer_last_acked``; the
-        rest is sent again under the same numbers."""
+        rest is sent again under the same numbers, after ``control`` (the hello's answer)."""
         self._decoder = FrameDecoder()
         self._out.clear()
         self.up = True
         self._last_heard = now
+        if control:
+            self.send_control(control, now)
         self._take_ack(peer_last_acked, now)
         for seq, body in self._unacked:
             self._frame(seq, body, now)

@@ -75,7 +75,7 @@ def test_table_core_module_is_sans_io(path: Path) -> None:
 DEVICES = GAMES.parent / "devices"
 # The device link's codec and state machine (issue #16) are sans-I/O like h11: bytes and
 # ``now`` in, bytes and events out; the transports that drive them live beside them.
-DEVICE_SANS_IO = ["frames.py", "link.py"]
+DEVICE_SANS_IO = ["frames.py", "link.py", "handshake.py"]
 
 
 @pytest.mark.parametrize("name", DEVICE_SANS_IO)
