@@ -76,6 +76,9 @@ _MAX_SEQ = 2**32 - 1
 
 
 class Link:
+    """One end of one device's link (the server keeps one per device session, across its
+    connections; a device keeps one per session in its non-volatile memory)."""
+
     def __init__(
         self,
         now: float,
