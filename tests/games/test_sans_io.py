@@ -45,13 +45,18 @@ def test_there_are_engine_modules() -> None:
     assert len(MODULES) >= 5
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(GAMES)))
-def test_engine_module_is_sans_io(path: Path) -> None:
-    bad = {
+def _forbidden(path: Path, forbidden: set[str]) -> set[str]:
+    """The modules (or their submodules) of ``forbidden`` that ``path`` imports."""
+    return {
         name
         for name in _imports(path)
-        if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
     }
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(GAMES)))
+def test_engine_module_is_sans_io(path: Path) -> None:
+    bad = _forbidden(path, FORBIDDEN)
     assert not bad, f"{path} imports {sorted(bad)}"
 
 
@@ -64,11 +69,7 @@ CORE_FORBIDDEN = FORBIDDEN | {"msgspec", "server.storage", "server.protocol", "s
 
 @pytest.mark.parametrize("path", CORE_MODULES, ids=lambda p: str(p.relative_to(CORE)))
 def test_table_core_module_is_sans_io(path: Path) -> None:
-    bad = {
-        name
-        for name in _imports(path)
-        if any(name == f or name.startswith(f + ".") for f in CORE_FORBIDDEN)
-    }
+    bad = _forbidden(path, CORE_FORBIDDEN)
     assert not bad, f"{path} imports {sorted(bad)}"
 
 
@@ -81,7 +82,5 @@ DEVICE_SANS_IO = ["frames.py", "link.py", "handshake.py"]
 @pytest.mark.parametrize("name", DEVICE_SANS_IO)
 def test_device_link_module_is_sans_io(name: str) -> None:
     path = DEVICES / name
-    bad = {
-        n for n in _imports(path) if any(n == f or n.startswith(f + ".") for f in CORE_FORBIDDEN)
-    }
+    bad = _forbidden(path, CORE_FORBIDDEN)
     assert not bad, f"{path} imports {sorted(bad)}"

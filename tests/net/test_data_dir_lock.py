@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from server.datadir import DataDirInUse, DataDirLock
+from tests.net.exposition import parse
 from tests.net.processes import CROUPIER, free_port, http_get, serve, wait_ready
 
 TABLES = """
@@ -44,10 +45,7 @@ def _rounds(data_dir: Path) -> dict[str, int]:
 
 def _metric(port: int, name: str) -> float:
     _, text = http_get(f"http://127.0.0.1:{port}/metrics")
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    raise AssertionError(f"no {name} in /metrics")
+    return parse(text).value(name)
 
 
 def test_a_second_server_on_the_same_data_directory_is_refused_and_the_first_plays_on(
