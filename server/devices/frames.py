@@ -66,15 +66,19 @@ _KNOWN_FLAGS = ACK_ONLY | MAC | CONTROL
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """One frame whose CRC is right. ``signed`` is every byte the MAC covers and ``mac`` the
-    MAC it carries (empty without flag 2): the link checks it once it knows the device's key."""
+    """One frame whose CRC is right. ``signed`` is every byte the MAC covers (the header, the
+    body and the CRC) and ``mac`` the MAC it carries (empty without flag 2): the link checks
+    it once it knows the device's key."""
 
     flags: int
     seq: int
     ack: int
-    body: bytes
     signed: bytes
     mac: bytes
+
+    @property
+    def body(self) -> bytes:
+        return self.signed[HEADER : -_CRC.size]
 
     @property
     def ack_only(self) -> bool:
@@ -166,14 +170,7 @@ class FrameDecoder:
                 continue
             signed_end = end + _CRC.size
             out.append(
-                Frame(
-                    flags,
-                    seq,
-                    ack,
-                    bytes(buffer[HEADER:end]),
-                    bytes(buffer[:signed_end]),
-                    bytes(buffer[signed_end:size]),
-                )
+                Frame(flags, seq, ack, bytes(buffer[:signed_end]), bytes(buffer[signed_end:size]))
             )
             del buffer[:size]
         return out
