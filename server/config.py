@@ -24,18 +24,22 @@ Every error names the file, the table and the setting.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from server.devices.messages import ROLES
 from server.games.registry import GAMES
 from server.games.table import ConfigError, TableSettings
 
 __all__ = [
     "AuthSettings",
     "ConfigError",
+    "DeviceLinkSettings",
+    "DeviceSettings",
     "ServerSettings",
     "TableSettings",
     "demo_config_text",
@@ -53,7 +57,11 @@ _TABLE_KEYS = {
     "minimum",
     "maximum",
     "options",
+    "devices",
 }
+_DEVICE_KEYS = {"id", "role", "key", "key_file"}
+_LINK_KEYS = {"host", "port", "answer_seconds", "hold_seconds", "max_restarts"}
+_DEVICE_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
 
 
 @dataclass(frozen=True)
@@ -67,9 +75,32 @@ class AuthSettings:
 
 
 @dataclass(frozen=True)
+class DeviceSettings:
+    """One electronic-table device (``[[devices]]``): its id, role and key (16 bytes or more),
+    which authenticates every frame it sends and receives (docs/devices.md)."""
+
+    id: str
+    role: str
+    key: bytes
+
+
+@dataclass(frozen=True)
+class DeviceLinkSettings:
+    """Where devices connect (``[device_link]``), and the fault timings of docs/devices.md."""
+
+    host: str = "127.0.0.1"
+    port: int = 8100
+    answer_seconds: float = 10.0
+    hold_seconds: float = 300.0
+    max_restarts: int = 2
+
+
+@dataclass(frozen=True)
 class ServerSettings:
     tables: tuple[TableSettings, ...]
     auth: AuthSettings = field(default_factory=AuthSettings)
+    devices: tuple[DeviceSettings, ...] = ()
+    device_link: DeviceLinkSettings = field(default_factory=DeviceLinkSettings)
     starting_balance: int = 100_000
     currency: str = "PLAY"
     source: str = "<built-in demo>"
@@ -125,6 +156,17 @@ def _table(where: str, raw: Any) -> TableSettings:
     if maximum < minimum:
         raise ConfigError(f"{where}: maximum {maximum} is below minimum {minimum}")
     seats = _seats(where, raw["game"], raw.get("seats"))
+    devices = raw.get("devices", {})
+    if not isinstance(devices, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in devices.items()
+    ):
+        raise ConfigError(f'{where}: devices must be a table of role = "device id"')
+    unknown_roles = set(devices) - set(ROLES)
+    if unknown_roles:
+        raise ConfigError(
+            f"{where}: devices: unknown role(s) {', '.join(sorted(unknown_roles))} "
+            f"(one of {', '.join(ROLES)})"
+        )
     return TableSettings(
         id=table_id,
         name=raw["name"],
@@ -142,7 +184,90 @@ def _table(where: str, raw: Any) -> TableSettings:
         minimum=minimum,
         maximum=maximum,
         options=options,
+        devices=devices,
     )
+
+
+def _device(where: str, raw: Any, base: Path | None) -> DeviceSettings:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: each [[devices]] entry must be a table")
+    unknown = set(raw) - _DEVICE_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
+    device_id = raw.get("id")
+    if not isinstance(device_id, str) or not _DEVICE_ID.match(device_id):
+        raise ConfigError(f"{where}: id must be 1-64 letters, digits or '_.:-', not {device_id!r}")
+    where = f"{where} (device {device_id})"
+    role = raw.get("role")
+    if role not in ROLES:
+        raise ConfigError(f"{where}: role must be one of {', '.join(ROLES)}, not {role!r}")
+    if ("key" in raw) == ("key_file" in raw):
+        raise ConfigError(f"{where}: give the device's key as key (hex) or key_file, one of them")
+    text = raw.get("key")
+    if "key_file" in raw:
+        path = Path(raw["key_file"])
+        if base is not None and not path.is_absolute():
+            path = base / path
+        try:
+            text = path.read_text().strip()
+        except OSError as exc:
+            raise ConfigError(f"{where}: cannot read key_file {path}: {exc.strerror}") from None
+    try:
+        key = bytes.fromhex(str(text))
+    except ValueError:
+        raise ConfigError(f"{where}: the key must be hexadecimal") from None
+    if len(key) < 16:
+        raise ConfigError(f"{where}: the key must be at least 16 bytes (32 hex digits)")
+    return DeviceSettings(id=device_id, role=role, key=key)
+
+
+def _device_link(where: str, raw: Any) -> DeviceLinkSettings:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [device_link] must be a table")
+    unknown = set(raw) - _LINK_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: [device_link]: unknown setting(s) {', '.join(sorted(unknown))}")  # fmt: skip  # noqa: E501
+    where = f"{where}: [device_link]"
+    host = raw.get("host", "127.0.0.1")
+    if not isinstance(host, str) or not host:
+        raise ConfigError(f"{where}: host must be text")
+    port = _number(where, "port", raw.get("port", 8100), minimum=0, integer=True)
+    if port > 65535:
+        raise ConfigError(f"{where}: port must be at most 65535, not {port}")
+    return DeviceLinkSettings(
+        host=host,
+        port=port,
+        answer_seconds=_number(
+            where, "answer_seconds", raw.get("answer_seconds", 10), minimum=0.1, integer=False
+        ),
+        hold_seconds=_number(
+            where, "hold_seconds", raw.get("hold_seconds", 300), minimum=1, integer=False
+        ),
+        max_restarts=_number(
+            where, "max_restarts", raw.get("max_restarts", 2), minimum=0, integer=True
+        ),
+    )
+
+
+def _check_devices(source: str, tables: tuple[TableSettings, ...], devices: tuple[DeviceSettings, ...]) -> None:  # fmt: skip  # noqa: E501
+    """Every device a table names exists in that role, and serves one table only."""
+    by_id = {}
+    for device in devices:
+        if device.id in by_id:
+            raise ConfigError(f"{source}: device ids must be unique: {device.id}")
+        by_id[device.id] = device
+    used: dict[str, str] = {}
+    for table in tables:
+        for role, device_id in table.devices.items():
+            where = f"{source} (table {table.id}): devices.{role}"
+            named = by_id.get(device_id)
+            if named is None:
+                raise ConfigError(f"{where}: no [[devices]] entry has id {device_id!r}")
+            if named.role != role:
+                raise ConfigError(f"{where}: {device_id} is a {named.role}, not a {role}")
+            if device_id in used:
+                raise ConfigError(f"{where}: {device_id} already serves table {used[device_id]}")
+            used[device_id] = table.id
 
 
 def parse_config(text: str, source: str) -> ServerSettings:
@@ -176,9 +301,17 @@ def parse_config(text: str, source: str) -> ServerSettings:
     )
     if mode == "jwt" and not (auth.jwt_secret or auth.jwt_public_key):
         raise ConfigError(f"{source}: [auth] mode 'jwt' needs jwt_secret or jwt_public_key_file")
+    raw_devices = data.get("devices", [])
+    if not isinstance(raw_devices, list):
+        raise ConfigError(f"{source}: devices must be [[devices]] entries")
+    base = None if source.startswith("<") else Path(source).parent
+    devices = tuple(_device(f"{source}, devices[{i}]", d, base) for i, d in enumerate(raw_devices))
+    _check_devices(source, tables, devices)
     return ServerSettings(
         tables=tables,
         auth=auth,
+        devices=devices,
+        device_link=_device_link(source, data.get("device_link", {})),
         starting_balance=_number(
             source,
             "starting_balance",

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from server import __version__
 from server.cli import (
     bot_command,
+    device_commands,
     par_sheet_command,
     replay_command,
     rng_commands,
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot_command.register(commands)
     replay_command.register(commands)
     wallet_command.register(commands)
+    device_commands.register(commands)
     return parser
 
 

@@ -92,6 +92,29 @@ class DeviceSessions:
         self.heartbeat_every = heartbeat_every
         self.silence_limit = silence_limit
         self._current: dict[str, tuple[int, Link]] = {}
+        self._restored: set[str] = set()  # restored from the journal, not yet resumed
+
+    def restore(self, device_id: str, session: int, received: int, now: float) -> None:
+        """The session and the last seq received of a device as the journal kept them across a
+        server restart: an older session stays refused, and the same session resumes with
+        nothing received applied twice. The server's own unacknowledged messages did not
+        survive; it numbers on from what the device says it received."""
+        device = self.devices.get(device_id)
+        if device is None:
+            return
+        link = self._new_link(device, now)
+        link.received = received
+        self._current[device_id] = (session, link)
+        self._restored.add(device_id)
+
+    def _new_link(self, device: KnownDevice, now: float) -> Link:
+        return Link(
+            now,
+            key=device.key,
+            retransmit_after=self.retransmit_after,
+            heartbeat_every=self.heartbeat_every,
+            silence_limit=self.silence_limit,
+        )
 
     def session_of(self, device_id: str) -> int | None:
         current = self._current.get(device_id)
@@ -122,14 +145,11 @@ class DeviceSessions:
         resumed = current is not None and hello.session == current[0]
         if current is not None and resumed:
             link = current[1]
+            if device.id in self._restored:  # numbering on from where the device stands
+                link.sent_seq = link.peer_acked = max(link.sent_seq, hello.last_acked)
         else:
-            link = Link(
-                now,
-                key=device.key,
-                retransmit_after=self.retransmit_after,
-                heartbeat_every=self.heartbeat_every,
-                silence_limit=self.silence_limit,
-            )
+            link = self._new_link(device, now)
+        self._restored.discard(device.id)
         self._current[device.id] = (hello.session, link)
         welcome = Welcome(
             session=hello.session,

@@ -137,6 +137,32 @@ class Link:
     def unacked(self) -> int:
         return len(self._unacked)
 
+    def memory(self) -> dict[str, object]:
+        """What a device keeps in non-volatile memory to resume its session after a power
+        loss: its numbering and its unacknowledged messages (JSON-compatible)."""
+        return {
+            "sent_seq": self.sent_seq,
+            "received": self.received,
+            "peer_acked": self.peer_acked,
+            "unacked": [[seq, body.hex()] for seq, body in self._unacked],
+        }
+
+    def restore_memory(self, memory: dict[str, object]) -> None:
+        """Take back what ``memory`` kept (then ``resume`` on the new connection)."""
+        self.sent_seq = int(memory["sent_seq"])  # type: ignore[call-overload]
+        self.received = int(memory["received"])  # type: ignore[call-overload]
+        self.peer_acked = int(memory["peer_acked"])  # type: ignore[call-overload]
+        unacked: list[list[object]] = memory["unacked"]  # type: ignore[assignment]
+        self._unacked = deque((int(seq), bytes.fromhex(str(body))) for seq, body in unacked)  # type: ignore[call-overload]
+
+    def unacked_bodies(self) -> list[bytes]:
+        """The messages not yet acknowledged, in order (to carry into a new session)."""
+        return [body for _, body in self._unacked]
+
+    @property
+    def last_heard(self) -> float:
+        return self._last_heard
+
     def resume(self, peer_last_acked: int, now: float, control: bytes = b"") -> None:
         """A new connection: the other side has everything up to ``peer_last_acked``; the
         rest is sent again under the same numbers, after ``control`` (the hello's answer)."""

@@ -1,20 +1,42 @@
 """The device link's message bodies: MessagePack maps tagged by ``type``, validated by msgspec
-on decoding (docs/devices.md, "Hello"). This step defines the handshake; the role messages
-(cards read, the reader's lamp, wheel status) follow with the roles that use them."""
+on decoding (docs/devices.md, "Hello" and "Messages").
+
+The handshake (``Hello``, ``Welcome``, ``Refused``) travels in control frames; everything
+else in data frames. Each role sends only its own messages (``FROM_DEVICE``): a card source
+reports cards read and its shoe's state, a hole-card reader its lamp, a wheel its phase,
+result and warnings, a dealer console its staff's actions. The server sends the commands of
+each role (``TO_DEVICE``). A vendor's adapter translates its own lines into these."""
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal, Union
 
 import msgspec
 
 __all__ = [
+    "CONSOLE_ACTIONS",
+    "FROM_DEVICE",
     "ROLES",
+    "Arm",
+    "CardRead",
+    "ConsoleAction",
+    "DeviceFault",
     "DeviceMessageError",
+    "ExpectCards",
     "Hello",
+    "HoleLamp",
+    "Prompt",
     "Refused",
+    "Restart",
+    "ShoeState",
+    "StartSpin",
     "Welcome",
+    "WheelPhase",
+    "WheelResult",
+    "WheelWarning",
+    "decode_from_device",
     "decode_hello",
+    "decode_to_device",
     "decode_welcome_or_refused",
     "encode_message",
 ]
@@ -59,6 +81,166 @@ class Refused(msgspec.Struct, tag="refused", tag_field="type", forbid_unknown_fi
     message: Text
 
 
+RoundId = Annotated[str, msgspec.Meta(max_length=80)]
+CardCode = Annotated[str, msgspec.Meta(min_length=2, max_length=3)]
+Count = Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)]
+GameNumber = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
+Staff = Annotated[str, msgspec.Meta(max_length=64)]
+
+
+class _Message(
+    msgspec.Struct, tag_field="type", forbid_unknown_fields=True, frozen=True, omit_defaults=True
+):
+    pass
+
+
+# --- card source (a card-reading shoe) ---------------------------------------------------------
+
+
+class CardRead(_Message, tag="card_read", frozen=True):
+    """A card as it left the shoe: ``card`` its code (``AS``, ``10H``), ``count`` the shoe's own
+    count of cards drawn since it was filled (1, 2, …: a gap is a card not read, a repeat a
+    card read twice), ``round`` the round the server's ``expect_cards`` named (empty when
+    none was armed), ``face_up`` a card found face up in the shoe (651a.11(a), 685a.12(a)),
+    ``raw`` the reader's own reading, for the audit log."""
+
+    card: CardCode
+    count: Count
+    round: RoundId = ""
+    face_up: bool = False
+    raw: Text = ""
+
+
+class ShoeState(_Message, tag="shoe_state", frozen=True):
+    """The shoe was ``inserted`` (filled: its count starts again), ``removed``, reached its
+    ``cut_card``, or is ``empty``."""
+
+    state: Literal["inserted", "removed", "cut_card", "empty"]
+
+
+class ExpectCards(_Message, tag="expect_cards", frozen=True):
+    """Server → shoe (and the dealer's display): no more bets in ``round``; draw its next card,
+    for ``target`` (``player``, ``banker``, ``dealer``, a box). Cards read from now on are
+    the round's."""
+
+    round: RoundId
+    target: Annotated[str, msgspec.Meta(max_length=40)] = ""
+
+
+# --- hole-card reader (Down Under Blackjack's Masque Card Reader, 685a.7(h)) ----------------------
+
+
+class HoleLamp(_Message, tag="hole_lamp", frozen=True):
+    """The lamp the reader lit for the dealer's hole card (``lamp``: its colour, mapped to a
+    range by the table's ``lights``), or ``none`` when it lit none."""
+
+    round: RoundId
+    lamp: Annotated[str, msgspec.Meta(min_length=1, max_length=20)]
+
+
+class Arm(_Message, tag="arm", frozen=True):
+    """Server → reader: read the hole card of ``round``. ``card`` is the card the server dealt
+    face down when it deals from its virtual shoe (a simulated reader's input; a physical
+    reader reads the card itself and ignores it)."""
+
+    round: RoundId
+    card: str = ""
+
+
+# --- wheel (automated roulette or Big Six) ----------------------------------------------------
+
+
+class WheelPhase(_Message, tag="wheel_phase", frozen=True):
+    """The wheel's phase in its game ``game`` (its own counter)."""
+
+    phase: Literal["idle", "spinning", "ball_launched", "no_more_bets", "result", "closed"]
+    game: GameNumber
+
+
+class WheelResult(_Message, tag="wheel_result", frozen=True):
+    """The winning pocket (roulette: its label, ``0``, ``00``, ``17``) or section (Big Six: its
+    index 0–53) of game ``game``, for ``round``."""
+
+    round: RoundId
+    game: GameNumber
+    result: Annotated[str, msgspec.Meta(min_length=1, max_length=8)]
+
+
+class WheelWarning(_Message, tag="wheel_warning", frozen=True):
+    """A spin that produced no result: ``no_spin`` (617a.6: the ball did not complete four
+    revolutions, left the wheel, a foreign object), ``ball_not_sensed``, ``ball_removed``,
+    ``between_sections`` (619a.2(d): the clapper stopped between two sections), or
+    ``wheel_stopped``."""
+
+    round: RoundId
+    warning: Literal[
+        "no_spin", "ball_not_sensed", "ball_removed", "between_sections", "wheel_stopped"
+    ]
+    detail: Text = ""
+
+
+class StartSpin(_Message, tag="start_spin", frozen=True):
+    """Server → wheel: spin for ``round``; ``game`` is the game number the server expects."""
+
+    round: RoundId
+    game: GameNumber
+
+
+class Restart(_Message, tag="restart", frozen=True):
+    """Server → wheel: no spin; spin ``round`` again."""
+
+    round: RoundId
+    reason: Text = ""
+
+
+# --- dealer console -------------------------------------------------------------------------
+
+CONSOLE_ACTIONS: Final = ("confirm", "void", "continue", "dead", "reopen")
+
+
+class ConsoleAction(_Message, tag="console_action", frozen=True):
+    """The dealer and a supervisor (two people) decide a held round or reopen a table:
+    ``confirm`` the read (or enter the physical card or result: ``value``), ``void`` the round,
+    ``continue`` or call the hands ``dead`` after a wrong hole-card lamp (685a.12(h)),
+    ``reopen`` a table closed for a device (685a.12(i), a tilted wheel)."""
+
+    action: Literal["confirm", "void", "continue", "dead", "reopen"]
+    table: Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+    dealer: Staff
+    supervisor: Staff
+    value: Annotated[str, msgspec.Meta(max_length=8)] = ""
+
+
+class Prompt(_Message, tag="prompt", frozen=True):
+    """Server → console: what the table needs now (a hold's reason and its options), or why an
+    action was refused."""
+
+    table: str
+    text: Text
+    options: tuple[str, ...] = ()
+
+
+# --- every role -------------------------------------------------------------------------------
+
+
+class DeviceFault(_Message, tag="fault", frozen=True):
+    """A device's own fault: ``door_open``, ``tilt``, ``power`` …, and ``cleared`` once it is
+    fixed."""
+
+    code: Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+    detail: Text = ""
+    cleared: bool = False
+
+
+FROM_DEVICE: Final[dict[str, tuple[type[_Message], ...]]] = {
+    "card_source": (CardRead, ShoeState, DeviceFault),
+    "hole_card_reader": (HoleLamp, DeviceFault),
+    "wheel": (WheelPhase, WheelResult, WheelWarning, DeviceFault),
+    "dealer_console": (ConsoleAction, DeviceFault),
+}
+TO_DEVICE: Final = (ExpectCards, Arm, StartSpin, Restart, Prompt)
+
+
 class DeviceMessageError(Exception):
     """A body that is not a valid message of the kind expected."""
 
@@ -66,10 +248,32 @@ class DeviceMessageError(Exception):
 _encoder = msgspec.msgpack.Encoder()
 _hello = msgspec.msgpack.Decoder(Hello)
 _answer = msgspec.msgpack.Decoder(Welcome | Refused)
+_from_device = {
+    role: msgspec.msgpack.Decoder(Union[kinds])  # noqa: UP007 (a runtime tuple of types)
+    for role, kinds in FROM_DEVICE.items()
+}
+_to_device = msgspec.msgpack.Decoder(Union[TO_DEVICE])  # noqa: UP007
 
 
-def encode_message(message: Hello | Welcome | Refused) -> bytes:
+def encode_message(message: Hello | Welcome | Refused | _Message) -> bytes:
     return _encoder.encode(message)
+
+
+def decode_from_device(role: str, body: bytes) -> Any:
+    """A message a device of ``role`` may send; ``DeviceMessageError`` for anything else
+    (another role's message, a field missing or of the wrong type, an unknown field)."""
+    try:
+        return _from_device[role].decode(body)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise DeviceMessageError(f"not a {role} message: {exc}") from None
+
+
+def decode_to_device(body: bytes) -> Any:
+    """A command from the server (the simulators' side)."""
+    try:
+        return _to_device.decode(body)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise DeviceMessageError(f"not a server command: {exc}") from None
 
 
 def decode_hello(body: bytes) -> Hello:

@@ -63,6 +63,9 @@ class TableSettings:
     minimum: int = 100
     maximum: int = 500_000
     options: Mapping[str, Any] = field(default_factory=dict)
+    # The table's devices by role (``[tables.devices]``): its chance requests are answered by
+    # them instead of the virtual shoe or wheel (docs/devices.md).
+    devices: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

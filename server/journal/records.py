@@ -26,12 +26,14 @@ __all__ = [
     "CardDrawn",
     "Closed",
     "Decision",
+    "Held",
     "HoleRangeRead",
     "MysteryHit",
     "Opened",
     "Record",
     "Settled",
     "Spin",
+    "StaffDecision",
     "Timeout",
     "Voided",
     "payload_of",
@@ -93,6 +95,8 @@ class CardDrawn(Record, frozen=True, kw_only=True, tag="card"):
     seq: int | None = None
     bound: int | None = None
     value: int | None = None
+    device: str | None = None  # the card-reading shoe that read it (else the virtual shoe)
+    count: int | None = None  # the shoe's own count of the card
 
 
 class Spin(Record, frozen=True, kw_only=True, tag="spin"):
@@ -103,12 +107,37 @@ class Spin(Record, frozen=True, kw_only=True, tag="spin"):
     symbol: str | None = None
     bound: int | None = None
     value: int | None = None
+    device: str | None = None  # the automated wheel that reported it
+    game: int | None = None  # the wheel's game number
 
 
 class HoleRangeRead(Record, frozen=True, kw_only=True, tag="hole_range"):
     """The Masque Card Reader's range for Down Under's hole card (685a.7(h))."""
 
     range: str
+    device: str | None = None  # the reader that lit it (else the virtual reader)
+    lamp: str | None = None  # the lamp it lit
+
+
+class Held(Record, frozen=True, kw_only=True, tag="held"):
+    """The table stopped for a device: an impossible or missing read, a wheel that gives no
+    result, a wrong hole-card lamp; ``options``: what the dealer and supervisor may decide."""
+
+    reason: str
+    device: str = ""
+    options: tuple[str, ...] = ()
+
+
+class StaffDecision(Record, frozen=True, kw_only=True, tag="staff"):
+    """Two people decided a hold or reopened a table from the dealer console: the dealer and
+    the supervisor, the action (``confirm``, ``void``, ``continue``, ``dead``, ``reopen``), the
+    card or result they entered (``value``), and what it answered (``reason``)."""
+
+    action: str
+    dealer: str
+    supervisor: str
+    value: str = ""
+    reason: str = ""
 
 
 class MysteryHit(Record, frozen=True, kw_only=True, tag="mystery_hit"):
@@ -154,6 +183,8 @@ RECORD_TYPES: Final[Mapping[str, type[Record]]] = {
         Spin,
         HoleRangeRead,
         MysteryHit,
+        Held,
+        StaffDecision,
         Decision,
         Timeout,
         Settled,

@@ -1,7 +1,8 @@
 """The server process: WebSocket on ``/ws`` and HTTP routes on the same port.
 
 ``/healthz`` answers 200 while the process runs; ``/readyz`` 200 once every table task is
-running (503 before and after); ``/metrics`` is Prometheus text; any other path serves the
+running (503 before and after); ``/metrics`` is Prometheus text; ``/devices`` the devices'
+links as JSON (``croupier devices``); any other path serves the
 browser client's built files from ``client-web/dist`` (or a page saying how to build them).
 """
 
@@ -183,6 +184,12 @@ class Service:
             if self.casino.ready:
                 return _text(http.HTTPStatus.OK, "ready\n")
             return _text(http.HTTPStatus.SERVICE_UNAVAILABLE, "not ready\n")
+        if path == "/devices":
+            return _text(
+                http.HTTPStatus.OK,
+                json.dumps({"devices": self.casino.devices.status()}),
+                "application/json",
+            )
         if path == "/metrics":
             return _text(
                 http.HTTPStatus.OK,
@@ -227,6 +234,8 @@ class Service:
     async def start(self, *, stagger: bool = True) -> None:
         for table in self.casino.tables.values():
             table.fanout = self._fanout
+        if self.casino.devices.channels:  # devices connect before their tables deal
+            await self.casino.devices.start()
         self.casino.start(stagger=stagger)
         self.metrics.watch(self.casino)  # rounds per game, and those recovery finished
         self.server = await serve(
@@ -254,6 +263,7 @@ class Service:
             self.server.close()
             await self.server.wait_closed()
         await self.casino.stop()
+        await self.casino.devices.stop()
         self.ledger.close()
         self.journal.close()
         self.lock.release()

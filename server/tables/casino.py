@@ -24,6 +24,10 @@ import jwt
 
 from rng.sources import HmacDrbgSource
 from server.config import ServerSettings
+from server.devices.dealing import DealerSettings
+from server.devices.handshake import KnownDevice
+from server.devices.hub import DeviceHub
+from server.devices.table_devices import TableDevices, table_dealer
 from server.games.events import CardDealt, WagerSettled
 from server.journal.journal import Journal
 from server.protocol.messages import Notice, RecalledRound, Rules, TableSummary
@@ -100,6 +104,23 @@ class Casino:
             saved = journal.load_state(table_id, "meters")
             if saved is not None:
                 game.restore_meters(saved)  # the jackpots carry on across restarts
+        # Devices (docs/devices.md): one hub for the whole server, and each table with devices
+        # answers its chance requests from them.
+        link = settings.device_link
+        self.devices = DeviceHub(
+            [KnownDevice(d.id, d.role, d.key) for d in settings.devices],
+            journal,
+            host=link.host,
+            port=link.port,
+        )
+        dealer_settings = DealerSettings(link.answer_seconds, link.hold_seconds, link.max_restarts)
+        self.table_devices: dict[str, TableDevices] = {
+            t.id: TableDevices(
+                table_dealer(t, self.games[t.id], dealer_settings), self.devices, clock
+            )
+            for t in settings.tables
+            if t.devices
+        }
         self.tables: dict[str, TableRuntime] = {}
         for table in settings.tables:
             last = journal.last_round(table.id)
@@ -112,6 +133,7 @@ class Casino:
                 clock,
                 first_round=first,
                 epoch=next_epoch(journal, table.id),
+                devices=self.table_devices.get(table.id),
             )
         self.notices: dict[str, list[Notice]] = defaultdict(list)
         self._names: dict[str, str] = {}

@@ -28,7 +28,7 @@ from server.tables.core import effects as fx
 from server.tables.core.table import SEQ_BLOCK, TABLE_UNAVAILABLE, TableCore
 from server.tables.games import GameTable, TableSettings
 from server.tables.viewers import Fanout, History, Viewer, deliver_each
-from server.tables.waits import STATUS, TableStores
+from server.tables.waits import STATUS, ChanceDevices, TableStores
 from server.wallet.ledger import Ledger, player_account
 
 __all__ = [
@@ -64,11 +64,12 @@ class TableRuntime:
         history: int = 1024,
         first_round: int = 1,
         epoch: int = 0,
+        devices: ChanceDevices | None = None,
     ) -> None:
         self.settings, self.id, self.game = settings, settings.id, game
         self.ledger, self.journal, self.clock = ledger, journal, clock
         self.core = TableCore(settings, game, first_round=first_round, epoch=epoch)
-        self.stores = TableStores(self.id, ledger, journal, game)
+        self.stores = TableStores(self.id, ledger, journal, game, devices)
         self.viewers: dict[Viewer, str] = {}
         self.fanout: Fanout = deliver_each
         self.round_finished: Callable[[RoundStatus], object] = lambda status: None  # metrics
@@ -136,6 +137,8 @@ class TableRuntime:
 
     def stop(self) -> None:
         self._inbox.put_nowait(cmd.Stop())
+        if self.stores.devices is not None:  # a round waiting for a device is voided
+            self.stores.devices.stop()
 
     # --- the loop -------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ implementation of the ``Ledger`` and ``Journal`` protocols.
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, Protocol
 
 from rng.errors import RngError
 from server.journal.journal import Journal, RoundStatus
@@ -21,7 +21,18 @@ from server.tables.core import effects as fx
 from server.tables.games import GameTable
 from server.wallet.ledger import InsufficientFunds, Ledger
 
-__all__ = ["STATUS", "TableStores", "failure"]
+__all__ = ["STATUS", "ChanceDevices", "TableStores", "failure"]
+
+
+class ChanceDevices(Protocol):
+    """A table's devices (``server.devices.table_devices.TableDevices``)."""
+
+    def answers(self, request: Any) -> bool: ...
+
+    async def answer(self, chance: fx.Chance) -> Any: ...
+
+    def stop(self) -> None: ...
+
 
 # A finished round's journal status, by the kind of its last record (and RoundFinished's).
 STATUS = {"settled": RoundStatus.SETTLED, "voided": RoundStatus.VOIDED}
@@ -39,8 +50,16 @@ def failure(exc: Exception) -> fx.Refused | fx.Failed:
 class TableStores:
     """The ledger, journal and game one table's waits are performed against."""
 
-    def __init__(self, table_id: str, ledger: Ledger, journal: Journal, game: GameTable) -> None:
+    def __init__(
+        self,
+        table_id: str,
+        ledger: Ledger,
+        journal: Journal,
+        game: GameTable,
+        devices: ChanceDevices | None = None,
+    ) -> None:
         self.table_id, self.ledger, self.journal, self.game = table_id, ledger, journal, game
+        self.devices = devices
 
     async def result(self, effect: Any) -> Any:
         """Perform one effect of a ``Wait``: its value, or ``Refused``/``Failed``."""
@@ -69,5 +88,18 @@ class TableStores:
             case fx.ReadAvailable(account=account):
                 return self.ledger.available(account)
             case fx.Chance(request=request, hole=hole):
+                if self.devices is not None and self.devices.answers(request):
+                    return self._from_devices(effect)
                 return answer_chance(self.game, request, hole)
         raise TypeError(f"table {self.table_id} cannot perform {effect!r}")
+
+    async def _from_devices(self, chance: fx.Chance) -> Any:
+        """A device's answer (a record, ``Hold``, ``Irregular``, ``Decided``), or the virtual
+        shoe's or wheel's where the devices leave it to them."""
+        assert self.devices is not None
+        answer = await self.devices.answer(chance)
+        if answer == fx.VIRTUAL:
+            return answer_chance(self.game, chance.request, chance.hole)
+        if isinstance(answer, fx.Decided) and answer.answer == fx.VIRTUAL:
+            return fx.Decided(answer.staff, answer_chance(self.game, chance.request, chance.hole))
+        return answer

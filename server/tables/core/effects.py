@@ -23,14 +23,18 @@ from server.journal.records import Opened, Record, Settled, Voided
 from server.wallet.ledger import Transfer
 
 __all__ = [
+    "VIRTUAL",
     "AppendRecord",
     "BalanceChanged",
     "Chance",
     "Deadline",
+    "Decided",
     "Effect",
     "Emit",
     "Failed",
     "FinishRound",
+    "Hold",
+    "Irregular",
     "NewShoe",
     "OpenRound",
     "Post",
@@ -156,6 +160,7 @@ class Chance:
 
     request: CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest | NewShoe
     hole: str | None = None
+    round_id: str = ""  # the round it is for (for ``NewShoe``, the round about to open)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +178,40 @@ class Failed:
 
     message: str
     rng: bool = False
+
+
+VIRTUAL = "virtual"
+"""A device layer's answer to a ``Chance`` it leaves to the table's virtual shoe or wheel."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A device cannot answer the chance request until staff decide (an impossible or missing
+    read, a wheel without a result, a wrong hole-card lamp): the table is on hold. The core
+    journals and shows it, and asks again; the answer comes once the dealer and a supervisor
+    decide from the console."""
+
+    reason: str
+    device: str = ""
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Irregular:
+    """The round cannot go on — a card drawn before no more bets, a malfunction, staff voiding
+    a hold: the core voids it and returns every wager ("malfunction voids all pays and
+    plays")."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """Staff decided a hold (``staff``, journaled first), and ``answer`` is the chance
+    request's answer: a record, or ``Irregular``."""
+
+    staff: Record
+    answer: Any
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,8 +80,8 @@ def apply_record(game: GameTable, engine: RoundEngine, record: rec.Record) -> Se
             return cast(DecidingEngine, engine).time_out(player)
         case rec.Voided(reason=reason):
             return engine.void(reason)
-        case rec.Opened() | rec.Settled():
-            return ()
+        case rec.Opened() | rec.Settled() | rec.Held() | rec.StaffDecision():
+            return ()  # the round's frame, and the audit of device holds: nothing to play
     raise ValueError(f"round {engine.round_id}: cannot apply {record!r}")
 
 

@@ -46,9 +46,12 @@ from server.tables.core.effects import (
     BalanceChanged,
     Chance,
     Deadline,
+    Decided,
     Emit,
     Failed,
     FinishRound,
+    Hold,
+    Irregular,
     NewShoe,
     OpenRound,
     Post,
@@ -148,6 +151,7 @@ class TableCore:
         self.available = True
         self.finished = False  # the table's life ended (stopped or closed)
         self._hole: str | None = None  # the face-down card, for the hole-card reader
+        self._before_open: list[rec.Record] = []  # a hold's records before its round opened
         self._bets: dict[tuple[str, str], Wager] = {}  # this round's bets by (player, bet id)
         self._asked: dict[tuple[str, str], tuple[str, int]] = {}  # as the client sent them
         self._spent_ids: set[tuple[str, str]] = set()  # cancelled ids may not be reused
@@ -379,11 +383,14 @@ class TableCore:
             self.seq = self.epoch * SEQ_BLOCK
         self.round_number += 1
         round_id = f"{self.id}.{self.round_number}"
-        shoe = yield from self._must(Chance(NewShoe()))
+        shoe = yield from self._chance(NewShoe(), round_id, opened=False)
         engine = self.game.new_round(round_id)
         opened = rec.Opened(game=self.game.game, variant=self.game.variant, shoe=shoe)
         yield from self._must(OpenRound(round_id, opened))
         self.round_id, self.engine = round_id, engine
+        for record in self._before_open:  # a hold before the round opened, and its decision
+            yield from self._journal(record)
+        self._before_open = []
         self._bets, self._asked, self._spent_ids, self._round_bets = {}, {}, set(), {}
         self.cards = {}
         if shoe is not None:
@@ -408,6 +415,10 @@ class TableCore:
             log.error("table %s round %s: %s; round voided", self.id, round_id, exc)
             yield from self._void_current(f"irregularity: {exc}")
             return
+        except _Irregular as exc:  # a device's fault or staff's decision voids the round
+            log.warning("table %s round %s voided: %s", self.id, round_id, exc)
+            yield from self._void_current(str(exc))
+            return
         finally:
             self.decisions = {}
         if engine.phase is Phase.SETTLED:
@@ -424,7 +435,7 @@ class TableCore:
             ):
                 if isinstance(request, HoleRangeRequest) and self._hole is None:
                     raise InvariantViolation("the hole-card reader was asked before a hole card")
-                record = yield from self._must(Chance(request, self._hole))
+                record = yield from self._chance(request, round_id)
                 if (
                     isinstance(request, CardRequest)
                     and not request.face_up
@@ -437,6 +448,37 @@ class TableCore:
                 yield from self._await_decisions(round_id, cast(DecidingEngine, engine))
             else:
                 raise TypeError(f"table {self.id} cannot answer {request!r}")
+
+    def _chance(self, request: Any, round_id: str, *, opened: bool = True) -> Step:
+        """The answer to a chance request. A device may first put the table on hold (``Hold``:
+        journaled and shown to every viewer, then asked again until staff decide) or find the
+        round irregular (``Irregular``: the round is voided). Before the round has opened
+        (``opened`` False: the new shoe), the hold's records wait for the round to open."""
+        held = False
+        while True:
+            result = yield from self._must(Chance(request, self._hole, round_id))
+            if isinstance(result, Hold):
+                if not held:
+                    held = True
+                    record = rec.Held(reason=result.reason, device=result.device, options=result.options)  # fmt: skip  # noqa: E501
+                    yield from self._record(record, opened)
+                    data = {"reason": result.reason, "options": list(result.options)}
+                    yield self.event(round_id, "table_held", data, None)
+                continue
+            if isinstance(result, Decided):
+                yield from self._record(result.staff, opened)
+                result = result.answer
+            if held:
+                yield self.event(round_id, "table_resumed", {}, None)
+            if isinstance(result, Irregular):
+                raise _Irregular(result.reason)
+            return result
+
+    def _record(self, record: rec.Record, opened: bool) -> Step:
+        if opened:
+            yield from self._journal(record)
+        else:
+            self._before_open.append(record)
 
     def _await_decisions(self, round_id: str, engine: DecidingEngine) -> Step:
         """Wait for every decision the engine awaits now (several players may decide at
@@ -676,6 +718,10 @@ class TableCore:
 
 class _Stopping(Exception):
     """The table was stopped while its round waited for decisions."""
+
+
+class _Irregular(Exception):
+    """A device or staff found the round irregular: it is voided (``Irregular``)."""
 
 
 def _bet_data(wager: Wager, *, retried: bool) -> dict[str, Any]:

@@ -1,0 +1,409 @@
+"""Simulated devices: a card-reading shoe, a Masque hole-card reader, an automated wheel and a
+dealer console that talk to ``croupier serve`` over real TCP, as the hardware would
+(``croupier device simulate``, docs/devices.md "Simulators").
+
+Each is seeded (the same seed, the same cards and results) or scripted (a file of cards or
+results to produce), keeps its link in "non-volatile memory" (``state``: a JSON file, or
+memory only) so that a power loss resumes its session, and injects the faults of
+``Faults``: on the bytes (drop, duplicate, reorder, corrupt, delay, disconnect) and in what
+the device reports (misread, double read, missing card, a card drawn before no more bets,
+wheel jam, ball not sensed, result out of range, game number jump, wrong or no lamp, power
+loss, door open, tilt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rng.cards import ALL_CARDS, Card
+from rng.wheel_layouts import WheelType, wheel_pockets
+from rng.wheels import BIG_SIX_WHEEL
+from server.devices.frames import Frame, FrameDecoder
+from server.devices.link import Control, Delivered, Link
+from server.devices.messages import (
+    Arm,
+    CardRead,
+    ConsoleAction,
+    DeviceFault,
+    ExpectCards,
+    Hello,
+    HoleLamp,
+    Prompt,
+    Refused,
+    Restart,
+    StartSpin,
+    WheelResult,
+    WheelWarning,
+    decode_to_device,
+    decode_welcome_or_refused,
+    encode_message,
+)
+from server.games.down_under_blackjack.rules import DEFAULT_LIGHTS, HoleRange
+
+__all__ = ["ROLE_NAMES", "DeviceRefused", "Faults", "SimulatedDevice"]
+
+# ``--role`` as the command line spells it -> the protocol's role.
+ROLE_NAMES = {
+    "shoe": "card_source",
+    "reader": "hole_card_reader",
+    "wheel": "wheel",
+    "console": "dealer_console",
+}
+
+
+class DeviceRefused(Exception):
+    """The server refused the hello (``code``, docs/devices.md)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+@dataclass
+class Faults:
+    """Fault knobs: probabilities per frame or per reading, or a step at which to act."""
+
+    drop: float = 0.0  # a chunk of frames is not sent
+    duplicate: float = 0.0  # … sent twice
+    reorder: float = 0.0  # … held back and sent after the next one
+    corrupt: float = 0.0  # one byte of it flipped
+    delay: float = 0.0  # seconds before each answer
+    disconnect_at: int | None = None  # close the connection after this many messages (once)
+    power_loss_at: int | None = None  # lose power after this many messages (once): restart
+    misread: float = 0.0  # a card read as something that is no card
+    double_read: float = 0.0  # a card reported twice (the shoe's count repeats)
+    missing: float = 0.0  # a card leaves the shoe unread (the count skips)
+    early: float = 0.0  # per round: a card drawn before no more bets of the next round
+    early_after: float = 1.0  # … this many seconds after the round's last card
+    jam: float = 0.0  # the wheel gives no result
+    not_sensed: float = 0.0  # the wheel warns: ball not sensed
+    out_of_range: float = 0.0  # the wheel reports a result it does not have
+    game_jump: float = 0.0  # the wheel's game number skips
+    wrong_lamp: float = 0.0  # the reader lights another range's lamp
+    no_lamp: float = 0.0  # the reader lights none
+    door_open_at: int | None = None  # report the door open after this many messages
+    tilt_at: int | None = None  # report a tilt after this many messages
+
+
+class SimulatedDevice:
+    def __init__(
+        self,
+        device_id: str,
+        role: str,
+        key: bytes,
+        host: str,
+        port: int,
+        *,
+        seed: int = 0,
+        script: list[str] | None = None,
+        faults: Faults | None = None,
+        state: Path | None = None,
+        decks: int = 8,
+        wheel: str = "single_zero",
+        table: str = "",
+        decide: tuple[str, ...] = ("void",),
+        staff: tuple[str, str] = ("dealer-sim", "supervisor-sim"),
+        out: Callable[[str], None] = lambda line: None,
+    ) -> None:
+        self.id, self.role, self.key = device_id, ROLE_NAMES.get(role, role), key
+        self.host, self.port = host, port
+        self.random = random.Random(seed)
+        self.script: deque[str] = deque(script or [])
+        self.faults = faults or Faults()
+        self.state_file = state
+        self.decks, self.wheel, self.table = decks, wheel, table
+        self.decide, self.staff, self.out = decide, staff, out
+        self.session = time.time_ns() // 1000  # higher than any earlier one of this device
+        self.link = Link(time.monotonic(), key=key)
+        self.steps = 0  # messages sent
+        self.count = 0  # the shoe's count of cards drawn
+        self.game = 0  # the wheel's game number
+        self.shoe: list[Card] = []
+        self.prompts: list[Prompt] = []
+        self.commands: list[Any] = []
+        self.connected = asyncio.Event()
+        self._writer: asyncio.StreamWriter | None = None
+        self._held_back: bytes | None = None
+        self._fired: set[str] = set()
+        self._early: asyncio.TimerHandle | None = None
+        self._last_round = ""
+        self._tried: set[str] = set()
+        self._load()
+
+    # --- non-volatile memory -------------------------------------------------------------------
+
+    def _load(self) -> None:
+        if self.state_file is None or not self.state_file.exists():
+            return
+        saved = json.loads(self.state_file.read_text())
+        self.session, self.count, self.game = saved["session"], saved["count"], saved["game"]
+        self.steps = saved.get("steps", 0)
+        self._fired = set(saved.get("fired", []))
+        self.link.restore_memory(saved["link"])
+
+    def _save(self) -> None:
+        if self.state_file is None:
+            return
+        data = {
+            "session": self.session,
+            "count": self.count,
+            "game": self.game,
+            "steps": self.steps,
+            "fired": sorted(self._fired),
+            "link": self.link.memory(),
+        }
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(self.state_file)
+
+    def power_loss(self) -> None:
+        """Lose power: the connection drops and only the non-volatile memory survives (with no
+        state file, nothing does: the device starts a new session)."""
+        if self._writer is not None:
+            self._writer.close()
+        if self.state_file is not None and self.state_file.exists():
+            self.link = Link(time.monotonic(), key=self.key)
+            self._load()
+        else:
+            self.session = time.time_ns() // 1000
+            self.link = Link(time.monotonic(), key=self.key)
+
+    # --- running -------------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Connect, and reconnect after every loss, until ``stop`` is set."""
+        stop = stop or asyncio.Event()
+        while not stop.is_set():
+            with contextlib.suppress(ConnectionError, OSError, TimeoutError):
+                await self._connection(stop)
+            self.connected.clear()
+            if not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 0.2)
+
+    async def _connection(self, stop: asyncio.Event) -> None:
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        self._writer = writer
+        try:
+            hello = Hello(
+                device=self.id,
+                role=self.role,  # type: ignore[arg-type]
+                session=self.session,
+                last_acked=self.link.received,
+                vendor="croupier simulator",
+            )
+            self.link.send_control(encode_message(hello), time.monotonic())
+            writer.write(self.link.data_to_send())
+            await self._welcome(reader)
+            self.connected.set()
+            self._out_now()
+            ticker = asyncio.create_task(self._tick())
+            stopper = asyncio.create_task(stop.wait())
+            try:
+                while True:
+                    read = asyncio.ensure_future(reader.read(65536))
+                    await asyncio.wait({read, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                    if not read.done():
+                        read.cancel()
+                        return
+                    data = read.result()
+                    if not data:
+                        return
+                    await self._received(data)
+            finally:
+                ticker.cancel()
+                stopper.cancel()
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+            if self._writer is writer:
+                self._writer = None
+
+    async def _welcome(self, reader: asyncio.StreamReader) -> None:
+        decoder = FrameDecoder()
+        while True:
+            data = await asyncio.wait_for(reader.read(4096), 5.0)
+            if not data:
+                raise ConnectionError("closed before the welcome")
+            for item in decoder.feed(data):
+                if isinstance(item, Frame) and item.control:
+                    answer = decode_welcome_or_refused(item.body)
+                    if isinstance(answer, Refused):
+                        raise DeviceRefused(answer.code, answer.message)
+                    self.link.resume(answer.last_acked, time.monotonic())
+                    self.out(f"{self.id}: connected, session {answer.session}")
+                    return
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(max(0.0, self.link.next_deadline() - time.monotonic()))
+            if self.link.tick(time.monotonic()) is not None and self._writer is not None:
+                self._writer.close()  # the server went silent: reconnect
+                return
+            self._out_now()
+
+    async def _received(self, data: bytes) -> None:
+        for event in self.link.receive_data(data, time.monotonic()):
+            if isinstance(event, Delivered):
+                command = decode_to_device(event.body)
+                self.commands.append(command)
+                self._save()
+                if self.faults.delay:
+                    await asyncio.sleep(self.faults.delay)
+                self._answer(command)
+            elif isinstance(event, Control):
+                pass
+        self._out_now()
+
+    # --- sending, with the byte-level faults ---------------------------------------------------
+
+    def send(self, message: Any) -> None:
+        self.link.send(encode_message(message), time.monotonic())
+        self.steps += 1
+        self._save()
+        self._out_now()
+        faults, steps = self.faults, self.steps
+        if faults.door_open_at == steps and self._once("door"):
+            self.send(DeviceFault(code="door_open"))
+        if faults.tilt_at == steps and self._once("tilt"):
+            self.send(DeviceFault(code="tilt"))
+        if faults.disconnect_at == steps and self._once("disconnect") and self._writer:
+            self._writer.close()
+        if faults.power_loss_at == steps and self._once("power"):
+            self.power_loss()
+
+    def _once(self, name: str) -> bool:
+        if name in self._fired:
+            return False
+        self._fired.add(name)
+        self._save()
+        return True
+
+    def _out_now(self) -> None:
+        data = self.link.data_to_send()
+        writer = self._writer
+        if not data or writer is None or writer.is_closing():
+            return
+        faults, rnd = self.faults, self.random
+        if faults.drop and rnd.random() < faults.drop:
+            return
+        if faults.corrupt and rnd.random() < faults.corrupt:
+            flipped = bytearray(data)
+            flipped[rnd.randrange(len(flipped))] ^= 1 << rnd.randrange(8)
+            data = bytes(flipped)
+        if faults.reorder and self._held_back is None and rnd.random() < faults.reorder:
+            self._held_back = data
+            return
+        writer.write(data)
+        if faults.duplicate and rnd.random() < faults.duplicate:
+            writer.write(data)
+        if self._held_back is not None:
+            writer.write(self._held_back)
+            self._held_back = None
+
+    # --- what each role does -------------------------------------------------------------------
+
+    def _answer(self, command: Any) -> None:
+        if isinstance(command, ExpectCards):
+            self._draw(command)
+        elif isinstance(command, StartSpin | Restart):
+            self._spin(command.round)
+        elif isinstance(command, Arm):
+            self._lamp(command)
+        elif isinstance(command, Prompt):
+            self.prompts.append(command)
+            self.out(f"{self.id}: {command.text}")
+            if self.role == "dealer_console":
+                self._console(command)
+
+    def _next_card(self) -> str:
+        if self.script:
+            return self.script.popleft()
+        if not self.shoe:
+            self.shoe = [card for card in ALL_CARDS for _ in range(self.decks)]
+            self.random.shuffle(self.shoe)
+            self.count = 0
+        return self.shoe.pop().code
+
+    def _draw(self, expect: ExpectCards) -> None:
+        faults, rnd = self.faults, self.random
+        self._last_round = expect.round
+        if faults.missing and rnd.random() < faults.missing:
+            self._next_card()
+            self.count += 1  # a card left the shoe unread
+        card = self._next_card()
+        self.count += 1
+        shown = "ZZ" if faults.misread and rnd.random() < faults.misread else card
+        read = CardRead(card=shown, count=self.count, round=expect.round)
+        self.send(read)
+        if faults.double_read and rnd.random() < faults.double_read:
+            self.send(read)
+        if faults.early and self._early is None:
+            loop = asyncio.get_running_loop()
+            self._early = loop.call_later(faults.early_after, self._maybe_early)
+
+    def _maybe_early(self) -> None:
+        """A card drawn while the next round's betting is still open ("game before time")."""
+        self._early = None
+        if self.random.random() < self.faults.early:
+            self.count += 1
+            self.send(CardRead(card=self._next_card(), count=self.count, round=""))
+
+    def _results(self) -> list[str]:
+        if self.wheel == "big_six":
+            return [str(n) for n in range(len(BIG_SIX_WHEEL.sections))]
+        return [p.label for p in wheel_pockets(WheelType(self.wheel))]
+
+    def _spin(self, round_id: str) -> None:
+        faults, rnd = self.faults, self.random
+        if faults.jam and rnd.random() < faults.jam:
+            return  # the ball never drops: no result
+        if faults.not_sensed and rnd.random() < faults.not_sensed:
+            self.send(WheelWarning(round=round_id, warning="ball_not_sensed"))
+            return
+        self.game += 7 if faults.game_jump and rnd.random() < faults.game_jump else 1
+        result = self.script.popleft() if self.script else rnd.choice(self._results())
+        if faults.out_of_range and rnd.random() < faults.out_of_range:
+            result = "99"
+        self.send(WheelResult(round=round_id, game=self.game, result=result))
+
+    def _lamp(self, arm: Arm) -> None:
+        faults, rnd = self.faults, self.random
+        lights = {r: c for r, c in DEFAULT_LIGHTS.items()}
+        if faults.no_lamp and rnd.random() < faults.no_lamp:
+            lamp = "none"
+        else:
+            actual = HoleRange.of(Card.parse(arm.card)) if arm.card else rnd.choice(list(HoleRange))  # fmt: skip  # noqa: E501
+            if faults.wrong_lamp and rnd.random() < faults.wrong_lamp:
+                actual = rnd.choice([r for r in HoleRange if r is not actual])
+            lamp = lights[actual]
+        self.send(HoleLamp(round=arm.round, lamp=lamp))
+
+    def _console(self, prompt: Prompt) -> None:
+        """Decide a hold by the first of ``decide`` it offers (two people sign); after a
+        refusal, by the next one."""
+        if not prompt.text.startswith("refused"):
+            self._tried = set()
+        for action in self.decide:
+            if action in prompt.options and action not in self._tried:
+                self._tried.add(action)
+                dealer, supervisor = self.staff
+                self.send(
+                    ConsoleAction(
+                        action=action,  # type: ignore[arg-type]
+                        table=self.table or prompt.table,
+                        dealer=dealer,
+                        supervisor=supervisor,
+                    )
+                )
+                return

@@ -1,0 +1,140 @@
+"""One table's devices on the event loop: the ``DeviceDealer`` (sans-I/O) driven by the hub's
+messages, the table's chance requests and the table's clock.
+
+``TableStores`` hands it the chance requests its devices answer (``answers``); ``answer``
+resolves once the dealer answers — a record, a ``Hold`` (the core asks again), ``Irregular``
+— or with the virtual shoe's or wheel's answer when the dealer says ``VIRTUAL``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from typing import Any
+
+from rng.wheels import BIG_SIX_WHEEL, RouletteWheel
+from server.devices.dealing import Answer, DealerSettings, DeviceDealer, Log, Send
+from server.devices.hub import DeviceHub
+from server.games.table import (
+    BigSixWheelSpec,
+    ConfigError,
+    RouletteWheelSpec,
+    ShoeSpec,
+    TableSettings,
+)
+from server.tables.clock import Clock
+from server.tables.core import effects as fx
+
+__all__ = ["TableDevices", "table_dealer"]
+
+log = logging.getLogger("croupier.devices")
+_LEVELS = {"info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+class TableDevices:
+    def __init__(self, dealer: DeviceDealer, hub: DeviceHub, clock: Clock) -> None:
+        self.dealer, self.hub, self.clock = dealer, hub, clock
+        self.table_id = dealer.table_id
+        for device_id in dealer.devices.values():
+            hub.attach(device_id, dealer.table_id, self)
+        self._answers: deque[Any] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._changed = asyncio.Event()
+        self._timer: asyncio.Task[None] | None = None
+
+    def answers(self, request: Any) -> bool:
+        return self.dealer.answers(request)
+
+    async def answer(self, chance: fx.Chance) -> Any:
+        """The answer to the core's ``chance`` (``effects.VIRTUAL``: the caller asks the
+        virtual shoe or wheel)."""
+        self._ensure_timer()
+        if not self._answers:  # else: staff decided a hold before the core asked again
+            now = self.clock.now()
+            self._perform(self.dealer.ask(chance.round_id, chance.request, chance.hole, now))
+        while not self._answers:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._answers.popleft()
+
+    def device_message(self, role: str, message: Any) -> None:
+        self._perform(self.dealer.receive(role, message, self.clock.now()))
+
+    def stop(self) -> None:
+        self._perform(self.dealer.stop())
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _perform(self, out: list[Any]) -> None:
+        for item in out:
+            if isinstance(item, Send):
+                device_id = self.dealer.devices.get(item.role)
+                if device_id is not None:
+                    self.hub.send(device_id, item.message)
+            elif isinstance(item, Answer):
+                self._answers.append(item.result)
+                if self._waiter is not None and not self._waiter.done():
+                    self._waiter.set_result(None)
+            elif isinstance(item, Log):
+                log.log(_LEVELS.get(item.level, logging.WARNING), "table %s: %s", self.table_id, item.message)  # fmt: skip  # noqa: E501
+        self._changed.set()
+
+    def _ensure_timer(self) -> None:
+        if self._timer is None or self._timer.done():
+            self._timer = asyncio.create_task(self._ticks(), name=f"devices:{self.table_id}")
+
+    async def _ticks(self) -> None:
+        """Tick the dealer at its deadlines (a device that does not answer, a hold)."""
+        while True:
+            self._changed.clear()
+            deadline = self.dealer.next_deadline()
+            if deadline is None:
+                await self._changed.wait()
+                continue
+            sleep = asyncio.ensure_future(self.clock.sleep_until(deadline))
+            changed = asyncio.ensure_future(self._changed.wait())
+            await asyncio.wait({sleep, changed}, return_when=asyncio.FIRST_COMPLETED)
+            for task in (sleep, changed):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            if self.clock.now() >= deadline:
+                self._perform(self.dealer.tick(self.clock.now()))
+
+
+def table_dealer(settings: TableSettings, game: Any, dealer_settings: DealerSettings) -> DeviceDealer:  # fmt: skip  # noqa: E501
+    """The ``DeviceDealer`` of a table with devices; ``ConfigError`` for a device its game
+    cannot use (a card source at a wheel, a hole-card reader away from Down Under)."""
+    spec = getattr(game, "chance", None)
+    roles = settings.devices
+    where = f"table {settings.id} ({settings.game}): devices"
+    if "card_source" in roles and not isinstance(spec, ShoeSpec):
+        raise ConfigError(f"{where}: a card_source deals cards; this game spins a wheel")
+    if "wheel" in roles and not isinstance(spec, RouletteWheelSpec | BigSixWheelSpec):
+        raise ConfigError(f"{where}: a wheel spins; this game deals cards")
+    lights: dict[str, str] = {}
+    if "hole_card_reader" in roles:
+        table = getattr(game, "table", None)
+        if not hasattr(game, "read_hole") or table is None:
+            raise ConfigError(f"{where}: a hole_card_reader serves Down Under Blackjack only")
+        lights = {colour: hole_range.value for hole_range, colour in table.lights.items()}
+    if set(roles) == {"dealer_console"}:
+        raise ConfigError(f"{where}: a dealer_console serves a table with another device")
+    results: dict[str, str | int] = {}
+    if isinstance(spec, RouletteWheelSpec):
+        results = {p.label: p.label for p in RouletteWheel(spec.wheel_type).pockets}
+    elif isinstance(spec, BigSixWheelSpec):
+        results = {str(n): n for n in range(len(BIG_SIX_WHEEL.sections))}
+    return DeviceDealer(
+        settings.id,
+        roles,
+        decks=spec.decks if isinstance(spec, ShoeSpec) else None,
+        wheel_results=results,
+        lights=lights,
+        settings=dealer_settings,
+    )

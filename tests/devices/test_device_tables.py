@@ -1,0 +1,358 @@
+"""Tables with devices, end to end: a real ``croupier`` service, simulated devices over real
+loopback TCP, and a real WebSocket player (``croupier bot``) betting at every round. After
+each scenario the ledger reconciles, no money is left in open wagers, every round is settled
+or voided in the journal, and the player's balance is exactly what it wagered and was paid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.cli.main import main
+from server.config import parse_config
+from server.devices.simulator import DeviceRefused, Faults, SimulatedDevice
+from server.journal.journal import RoundStatus
+from server.journal.sqlite_journal import SqliteJournal
+from server.net.app import Service
+from server.net.bot import BotReport, run_bot
+from server.wallet.ledger import OPEN_WAGERS
+from server.wallet.sqlite_ledger import SqliteLedger
+
+KEYS = {
+    "shoe-1": "11" * 16,
+    "wheel-1": "22" * 16,
+    "reader-1": "33" * 16,
+    "console-1": "44" * 16,
+    "console-2": "55" * 16,
+    "console-3": "66" * 16,
+}
+
+CONFIG = """
+[server]
+starting_balance = 100000
+
+[device_link]
+port = 0
+answer_seconds = 0.6
+hold_seconds = 30
+max_restarts = 1
+
+[[devices]]
+id = "shoe-1"
+role = "card_source"
+key = "{shoe-1}"
+
+[[devices]]
+id = "wheel-1"
+role = "wheel"
+key = "{wheel-1}"
+
+[[devices]]
+id = "reader-1"
+role = "hole_card_reader"
+key = "{reader-1}"
+
+[[devices]]
+id = "console-1"
+role = "dealer_console"
+key = "{console-1}"
+
+[[devices]]
+id = "console-2"
+role = "dealer_console"
+key = "{console-2}"
+
+[[devices]]
+id = "console-3"
+role = "dealer_console"
+key = "{console-3}"
+
+[[tables]]
+id = "bac"
+name = "Baccarat with a card-reading shoe"
+game = "baccarat"
+betting_seconds = 0.6
+pause_seconds = 0.2
+[tables.options]
+decks = 8
+[tables.devices]
+card_source = "shoe-1"
+dealer_console = "console-1"
+
+[[tables]]
+id = "rou"
+name = "Roulette on an automated wheel"
+game = "roulette"
+betting_seconds = 0.6
+pause_seconds = 0.2
+[tables.options]
+wheel = "double_zero"
+[tables.devices]
+wheel = "wheel-1"
+dealer_console = "console-2"
+
+[[tables]]
+id = "du"
+name = "Down Under with a Masque reader"
+game = "down_under_blackjack"
+betting_seconds = 0.6
+pause_seconds = 0.2
+decision_seconds = 0.6
+[tables.devices]
+hole_card_reader = "reader-1"
+dealer_console = "console-3"
+"""
+
+
+def synchronously(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async test on its own event loop (the suite's tests use ``asyncio.run``)."""
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return run
+
+
+def config() -> str:
+    text = CONFIG
+    for device, key in KEYS.items():
+        text = text.replace("{" + device + "}", key)
+    return text
+
+
+@contextlib.asynccontextmanager
+async def running(tmp: Path) -> AsyncIterator[Service]:
+    service = Service(parse_config(config(), str(tmp / "croupier.toml")), tmp / "data", port=0)
+    await service.start(stagger=False)
+    try:
+        yield service
+    finally:
+        await service.stop()
+        # What the stopped server left on disk is what the assertions read.
+        service.ledger = SqliteLedger(tmp / "data" / "ledger.sqlite")
+        service.journal = SqliteJournal(tmp / "data" / "journal.sqlite")
+
+
+@contextlib.asynccontextmanager
+async def devices(service: Service, *sims: dict[str, Any]) -> AsyncIterator[list[SimulatedDevice]]:
+    stop = asyncio.Event()
+    made = [
+        SimulatedDevice(
+            s["id"],
+            s["role"],
+            bytes.fromhex(s.get("key", KEYS[s["id"]])),
+            "127.0.0.1",
+            service.casino.devices.port,
+            **{k: v for k, v in s.items() if k not in ("id", "role", "key")},
+        )
+        for s in sims
+    ]
+    tasks = [asyncio.create_task(d.run(stop)) for d in made]
+    try:
+        await asyncio.wait_for(asyncio.gather(*(d.connected.wait() for d in made)), 5)
+        yield made
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def play(service: Service, table: str, rounds: int) -> BotReport:
+    url = f"ws://127.0.0.1:{service.port}/ws"
+    return await run_bot(url, table, rounds, seed=7, timeout=60)
+
+
+def records(service: Service, round_id: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(r.kind, r.payload) for r in service.journal.records(round_id)]
+
+
+def assert_money_intact(service: Service, report: BotReport) -> None:
+    """Nothing lost, nothing paid twice: the ledger reconciles, no wager is left open, the
+    player's balance is its start less what it wagered plus what it was paid, and every
+    round it played is finished in the journal."""
+    assert report.errors == []
+    assert report.arithmetic_ok, report.as_dict()
+    assert report.recall_matches, report.as_dict()
+    assert service.ledger.reconcile() == {}
+    assert service.ledger.balance(OPEN_WAGERS) == 0
+    for played in report.played:
+        assert service.journal.status(played.round) in (RoundStatus.SETTLED, RoundStatus.VOIDED)
+
+
+@synchronously
+async def test_a_card_reading_shoe_deals_baccarat(tmp_path: Path) -> None:
+    async with running(tmp_path) as service, devices(service, {"id": "shoe-1", "role": "shoe", "seed": 3}):  # fmt: skip  # noqa: E501
+        report = await play(service, "bac", 3)
+    assert_money_intact(service, report)
+    assert all(not r.result.startswith("voided") for r in report.played), report.as_dict()
+    for played in report.played:
+        cards = [p for kind, p in records(service, played.round) if kind == "card"]
+        assert len(cards) >= 4  # 631a.9: two hands of two cards at least
+        assert all(c["device"] == "shoe-1" for c in cards)
+        assert [c["count"] for c in cards] == sorted(c["count"] for c in cards)
+
+
+@synchronously
+async def test_a_lossy_link_loses_nothing(tmp_path: Path) -> None:
+    """Frames dropped, duplicated, reordered and corrupted: retransmission and the sequence
+    numbers deliver every card once, in order."""
+    faults = Faults(drop=0.15, duplicate=0.15, reorder=0.15, corrupt=0.1)
+    async with running(tmp_path) as service, devices(service, {"id": "shoe-1", "role": "shoe", "seed": 4, "faults": faults}):  # fmt: skip  # noqa: E501
+        report = await play(service, "bac", 3)
+        channel = service.casino.devices.channels["shoe-1"]
+    assert_money_intact(service, report)
+    for played in report.played:
+        counts = [p["count"] for kind, p in records(service, played.round) if kind == "card"]
+        assert counts == sorted(set(counts))  # no card twice
+    assert sum(channel.dropped.values()) > 0  # the faults did reach the server
+
+
+@synchronously
+async def test_a_card_drawn_before_no_more_bets_voids_the_round(tmp_path: Path) -> None:
+    """ "Game before time": a card read while betting is open voids that round."""
+    faults = Faults(early=1.0, early_after=0.35)
+    shoe = {"id": "shoe-1", "role": "shoe", "seed": 5, "faults": faults}
+    console = {"id": "console-1", "role": "console", "decide": ("confirm",), "table": "bac"}
+    async with running(tmp_path) as service, devices(service, shoe, console):
+        report = await play(service, "bac", 3)
+    assert_money_intact(service, report)
+    voided = [r for r in report.played if r.result.startswith("voided")]
+    assert voided and all("game before time" in r.result for r in voided)
+    for r in voided:
+        assert r.returned == r.wagered
+
+
+@synchronously
+async def test_an_impossible_read_holds_until_two_people_void(tmp_path: Path) -> None:
+    """A card that is no card: the table holds; the dealer and supervisor void the round
+    from the console (confirm is refused without the physical card)."""
+    shoe = {"id": "shoe-1", "role": "shoe", "faults": Faults(misread=1.0)}
+    console = {"id": "console-1", "role": "console", "decide": ("confirm", "void"), "table": "bac"}  # fmt: skip  # noqa: E501
+    async with running(tmp_path) as service, devices(service, shoe, console) as sims:
+        report = await play(service, "bac", 2)
+    assert_money_intact(service, report)
+    assert all(r.result.startswith("voided") for r in report.played)
+    kinds = [kind for kind, _ in records(service, report.played[0].round)]
+    assert kinds.index("held") < kinds.index("staff") < kinds.index("voided")
+    staff = next(p for kind, p in records(service, report.played[0].round) if kind == "staff")
+    assert (staff["action"], staff["dealer"], staff["supervisor"]) == ("void", "dealer-sim", "supervisor-sim")  # fmt: skip  # noqa: E501
+    assert "no card" in staff["reason"]
+    texts = [p.text for p in sims[1].prompts]
+    assert any(t.startswith("refused: enter the physical card") for t in texts)
+
+
+@synchronously
+async def test_a_wheel_that_gives_no_result_is_restarted_then_voided(tmp_path: Path) -> None:
+    """617a.6: no spin — restarted once (max_restarts), then the round is void, every wager
+    returned, and the wheel out of order until a supervisor reopens the table."""
+    wheel = {"id": "wheel-1", "role": "wheel", "wheel": "double_zero", "faults": Faults(jam=1.0)}
+    console = {"id": "console-2", "role": "console", "decide": ("reopen",), "table": "rou"}
+    async with running(tmp_path) as service, devices(service, wheel, console) as sims:
+        report = await play(service, "rou", 2)
+    assert_money_intact(service, report)
+    assert all("no spin" in r.result and "617a.6" in r.result for r in report.played)
+    assert sum(isinstance(c, type(sims[0].commands[0])) for c in sims[0].commands) >= 2
+    restarts = [c for c in sims[0].commands if type(c).__name__ == "Restart"]
+    assert len(restarts) >= 2  # once per round
+    assert all(r.returned == r.wagered for r in report.played)
+
+
+@synchronously
+async def test_a_wheel_result_out_of_range_is_held_and_voided(tmp_path: Path) -> None:
+    wheel = {"id": "wheel-1", "role": "wheel", "wheel": "double_zero", "faults": Faults(out_of_range=1.0)}  # fmt: skip  # noqa: E501
+    console = {"id": "console-2", "role": "console", "decide": ("confirm", "void"), "table": "rou"}  # fmt: skip  # noqa: E501
+    async with running(tmp_path) as service, devices(service, wheel, console):
+        report = await play(service, "rou", 1)
+    assert_money_intact(service, report)
+    kinds = [kind for kind, _ in records(service, report.played[0].round)]
+    assert "held" in kinds and "staff" in kinds and kinds[-1] == "voided"
+
+
+@synchronously
+async def test_an_automated_wheel_settles_roulette(tmp_path: Path) -> None:
+    wheel = {"id": "wheel-1", "role": "wheel", "wheel": "double_zero", "seed": 9}
+    async with running(tmp_path) as service, devices(service, wheel):
+        report = await play(service, "rou", 3)
+    assert_money_intact(service, report)
+    assert all(not r.result.startswith("voided") for r in report.played)
+    spins = [p for r in report.played for k, p in records(service, r.round) if k == "spin"]
+    assert [s["game"] for s in spins] == [1, 2, 3]
+    assert all(s["device"] == "wheel-1" for s in spins)
+
+
+@synchronously
+async def test_a_wrong_hole_card_lamp_lets_the_dealer_call_the_hands_dead(tmp_path: Path) -> None:
+    """685a.12(h): the reader lit another range's lamp; the dealer calls the hands dead and
+    every Bet Wager is returned; (i): the table deals no more Down Under until the reader is
+    repaired (the supervisor reopens it)."""
+    reader = {"id": "reader-1", "role": "reader", "faults": Faults(wrong_lamp=1.0)}
+    console = {"id": "console-3", "role": "console", "decide": ("dead", "reopen"), "table": "du"}  # fmt: skip  # noqa: E501
+    async with running(tmp_path) as service, devices(service, reader, console):
+        report = await play(service, "du", 2)
+    assert_money_intact(service, report)
+    for played in report.played:
+        # The Bet Wager comes back; a Match the Dealer wager was settled on the first cards,
+        # before the reader lit its lamp, and stands.
+        bets = sum(amount for spot, amount in played.wagers if spot.startswith("bet:"))
+        assert "685a.12(h)" in played.result and played.returned >= bets > 0
+        kinds = [kind for kind, _ in records(service, played.round)]
+        assert "hole_range" not in kinds  # no decision was offered without the range
+
+
+@synchronously
+async def test_the_hole_card_reader_answers_down_under(tmp_path: Path) -> None:
+    reader = {"id": "reader-1", "role": "reader"}
+    async with running(tmp_path) as service, devices(service, reader):
+        report = await play(service, "du", 2)
+    assert_money_intact(service, report)
+    for played in report.played:
+        reads = [p for kind, p in records(service, played.round) if kind == "hole_range"]
+        assert reads and reads[0]["device"] == "reader-1"
+
+
+@pytest.mark.parametrize(
+    ("device", "role", "key", "code"),
+    [
+        ("nobody", "shoe", "11" * 16, "unknown_device"),
+        ("shoe-1", "shoe", "99" * 16, "unauthenticated"),
+        ("shoe-1", "wheel", "11" * 16, "wrong_role"),
+    ],
+)
+@synchronously
+async def test_a_device_that_is_not_configured_so_is_refused(
+    tmp_path: Path, device: str, role: str, key: str, code: str
+) -> None:
+    async with running(tmp_path) as service:
+        sim = SimulatedDevice(device, role, bytes.fromhex(key), "127.0.0.1", service.casino.devices.port)  # fmt: skip  # noqa: E501
+        with pytest.raises(DeviceRefused) as refused:
+            await sim.run()
+        assert refused.value.code == code
+        assert service.casino.devices.refused == {code: 1}
+
+
+@synchronously
+async def test_croupier_devices_lists_each_device_with_its_link(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async with running(tmp_path) as service, devices(service, {"id": "wheel-1", "role": "wheel", "wheel": "double_zero"}):  # fmt: skip  # noqa: E501
+        url = f"http://127.0.0.1:{service.port}"
+        code = await asyncio.to_thread(main, ["devices", "--url", url])
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(KEYS)
+    wheel = next(line for line in lines if line.startswith("wheel-1\t"))
+    assert "\twheel\ttable=rou\tlink=up\theard=" in wheel and wheel.endswith("faults=-")
+    shoe = next(line for line in lines if line.startswith("shoe-1\t"))
+    assert "link=down" in shoe and "heard=never" in shoe
+
+
+def test_croupier_devices_says_when_the_server_is_not_there(capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip  # noqa: E501
+    assert main(["devices", "--url", "http://127.0.0.1:9"]) == 1
+    assert "cannot read http://127.0.0.1:9/devices" in capsys.readouterr().err
