@@ -410,14 +410,22 @@ class DeviceDealer:
     def _next_game(self) -> int:
         return self.game_number + 1 if self.game_number is not None else 0
 
-    def _wheel_result(self, device: str, result: WheelResult, now: float) -> list[Any]:
+    def _awaiting(self, kind: type, round_id: str) -> _Pending | None:
+        """The pending request if it is a ``kind`` request of ``round_id`` not yet answered:
+        a device's message for anything else is stale or out of turn, and only logged."""
         pending = self.pending
         if (
             pending is None
             or pending.answered
-            or not isinstance(pending.request, SpinRequest)
-            or result.round != pending.round_id
+            or not isinstance(pending.request, kind)
+            or round_id != pending.round_id
         ):
+            return None
+        return pending
+
+    def _wheel_result(self, device: str, result: WheelResult, now: float) -> list[Any]:
+        pending = self._awaiting(SpinRequest, result.round)
+        if pending is None:
             return [Log("warning", f"{device}: result {result.result} for {result.round!r} ignored: no spin asked")]  # fmt: skip  # noqa: E501
         if pending.hold is not None:
             return []
@@ -443,14 +451,8 @@ class DeviceDealer:
     def _no_spin(self, device: str, round_id: str, why: str, now: float) -> list[Any]:
         """617a.6 (no spin), 619a.2(d) (the clapper between sections): spin again, up to
         ``max_restarts`` times; then the round is void and the table closed."""
-        pending = self.pending
-        if (
-            pending is None
-            or pending.answered
-            or not isinstance(pending.request, SpinRequest)
-            or round_id != pending.round_id
-            or pending.hold is not None
-        ):
+        pending = self._awaiting(SpinRequest, round_id)
+        if pending is None or pending.hold is not None:
             return [Log("warning", f"{device}: {why} outside a spin")]
         if pending.restarts >= self.settings.max_restarts:
             self.out_of_service = (
@@ -470,14 +472,8 @@ class DeviceDealer:
     # --- the hole-card reader --------------------------------------------------------------------
 
     def _lamp(self, device: str, lamp: HoleLamp, now: float) -> list[Any]:
-        pending = self.pending
-        if (
-            pending is None
-            or pending.answered
-            or not isinstance(pending.request, HoleRangeRequest)
-            or lamp.round != pending.round_id
-            or pending.hole is None
-        ):
+        pending = self._awaiting(HoleRangeRequest, lamp.round)
+        if pending is None or pending.hole is None:
             return [Log("warning", f"{device}: lamp {lamp.lamp} for {lamp.round!r} ignored")]
         if pending.hold is not None:
             return []
