@@ -9,7 +9,7 @@ and plays" and each chapter's Irregularities section, it
 - voids the round (``Irregular``) — a card drawn before no more bets ("game before time"),
   a wheel that gives no result after ``max_restarts`` restarts (617a.6), a hole-card reader
   that lights no lamp (685a.12(i));
-- puts the table on hold (``Hold``) until the dealer and a supervisor decide from the dealer
+- puts the table on hold (``Held``) until the dealer and a supervisor decide from the dealer
   console (``ConsoleAction``, two different people) — an impossible read (more of a card
   than the shoe holds, a card that is no card), a card missing (the shoe's count skipped, or
   none read in time), a wheel result out of range or a game number that jumped, a wrong
@@ -48,7 +48,7 @@ from server.devices.messages import (
 from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
 from server.games.down_under_blackjack.rules import HoleRange
 from server.journal import records as rec
-from server.tables.core.effects import VIRTUAL, Decided, Hold, Irregular, NewShoe
+from server.tables.core.effects import VIRTUAL, Decided, Irregular, NewShoe
 
 __all__ = [
     "VIRTUAL",
@@ -70,7 +70,7 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The answer to the pending chance request: a journal record, ``Hold``, ``Irregular``,
+    """The answer to the pending chance request: a journal record, ``Held``, ``Irregular``,
     ``Decided``, None (a new physical shoe: no burn record) or ``VIRTUAL``."""
 
     result: Any
@@ -101,7 +101,7 @@ class _Pending:
     request: Any
     hole: str | None
     deadline: float
-    hold: Hold | None = None
+    hold: rec.Held | None = None
     hold_deadline: float | None = None
     stashed: Any = None  # the read a hold is about (a count gap, an impossible card)
     needs_value: bool = False  # staff must enter the card or result to confirm
@@ -144,7 +144,6 @@ class DeviceDealer:
         self.out_of_service: str | None = None  # why no round may open (685a.12(i), a wheel)
         self.game_number: int | None = None  # the wheel's last game number
         self.shoe = _Shoe()
-        self.faults: dict[str, str] = {}  # device id -> its open fault
 
     # --- which requests the devices answer ----------------------------------------------------
 
@@ -251,8 +250,13 @@ class DeviceDealer:
         if pending is None or pending.answered:
             return []
         if isinstance(pending.request, NewShoe):
-            return self._answer(None if "card_source" in self.devices else VIRTUAL)
+            return self._answer(self._new_shoe())
         return self._answer(Irregular("the table was stopped"))
+
+    def _new_shoe(self) -> Any:
+        """A new round's shoe: a physical shoe burns nothing virtually (None); a table whose
+        cards come from the virtual shoe asks it (``VIRTUAL``)."""
+        return None if "card_source" in self.devices else VIRTUAL
 
     # --- answering -----------------------------------------------------------------------------
 
@@ -273,7 +277,7 @@ class DeviceDealer:
     ) -> list[Any]:
         pending = self.pending
         assert pending is not None
-        hold = Hold(reason, device, options)
+        hold = rec.Held(reason=reason, device=device, options=options)
         pending.hold, pending.stashed, pending.needs_value = hold, stashed, needs_value
         pending.hold_deadline = now + self.settings.hold_seconds
         out: list[Any] = [Log("warning", f"table {self.table_id} on hold: {reason}")]
@@ -298,7 +302,6 @@ class DeviceDealer:
 
     def _new_round(self, round_id: str, now: float) -> list[Any]:
         shoe = self.shoe
-        out: list[Any] = []
         leftover = list(shoe.reads)
         shoe.reads.clear()
         shoe.armed, shoe.early = None, None
@@ -311,9 +314,7 @@ class DeviceDealer:
                 "discard rack (681a.9(b), 685a.12(d)); confirm"
             )
             return self._hold(reason, self.devices.get("card_source", ""), ("confirm",), now)
-        if "card_source" in self.devices:
-            return [*out, *self._answer(None)]  # a physical shoe: nothing burned virtually
-        return [*out, *self._answer(VIRTUAL)]
+        return self._answer(self._new_shoe())
 
     def _want_card(self, round_id: str, now: float) -> list[Any]:
         shoe = self.shoe
@@ -544,10 +545,10 @@ class DeviceDealer:
             return Irregular(f"{hold.reason} — {what} by the dealer and supervisor")
         if action.action == "reopen":
             self.out_of_service = None
-            return None if "card_source" in self.devices else VIRTUAL
+            return self._new_shoe()
         request = pending.request
         if isinstance(request, NewShoe):  # leftover cards confirmed discarded
-            return None if "card_source" in self.devices else VIRTUAL
+            return self._new_shoe()
         if isinstance(request, CardRequest):
             stashed = pending.stashed
             if action.value:
@@ -572,10 +573,9 @@ class DeviceDealer:
         return rec.HoleRangeRead(range=actual.value, device=self.devices["hole_card_reader"], lamp=lamp)  # fmt: skip  # noqa: E501
 
     def _fault(self, device: str, fault: DeviceFault) -> list[Any]:
+        """Logged; the hub keeps each device's open faults for ``croupier devices``."""
         if fault.cleared:
-            self.faults.pop(device, None)
             return [Log("info", f"{device}: {fault.code} cleared")]
-        self.faults[device] = fault.code
         return [Log("warning", f"{device}: fault {fault.code} {fault.detail}".rstrip())]
 
 

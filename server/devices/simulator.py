@@ -28,7 +28,7 @@ from rng.cards import ALL_CARDS, Card
 from rng.wheel_layouts import WheelType, wheel_pockets
 from rng.wheels import BIG_SIX_WHEEL
 from server.devices.frames import Frame, FrameDecoder
-from server.devices.link import Control, Delivered, Link
+from server.devices.link import Delivered, Link
 from server.devices.messages import (
     Arm,
     CardRead,
@@ -135,7 +135,6 @@ class SimulatedDevice:
         self._held_back: bytes | None = None
         self._fired: set[str] = set()
         self._early: asyncio.TimerHandle | None = None
-        self._last_round = ""
         self._tried: set[str] = set()
         self._load()
 
@@ -261,8 +260,6 @@ class SimulatedDevice:
                 if self.faults.delay:
                     await asyncio.sleep(self.faults.delay)
                 self._answer(command)
-            elif isinstance(event, Control):
-                pass
         self._out_now()
 
     # --- sending, with the byte-level faults ---------------------------------------------------
@@ -337,7 +334,6 @@ class SimulatedDevice:
 
     def _draw(self, expect: ExpectCards) -> None:
         faults, rnd = self.faults, self.random
-        self._last_round = expect.round
         if faults.missing and rnd.random() < faults.missing:
             self._next_card()
             self.count += 1  # a card left the shoe unread
@@ -379,14 +375,13 @@ class SimulatedDevice:
 
     def _lamp(self, arm: Arm) -> None:
         faults, rnd = self.faults, self.random
-        lights = {r: c for r, c in DEFAULT_LIGHTS.items()}
         if faults.no_lamp and rnd.random() < faults.no_lamp:
             lamp = "none"
         else:
             actual = HoleRange.of(Card.parse(arm.card)) if arm.card else rnd.choice(list(HoleRange))  # fmt: skip  # noqa: E501
             if faults.wrong_lamp and rnd.random() < faults.wrong_lamp:
                 actual = rnd.choice([r for r in HoleRange if r is not actual])
-            lamp = lights[actual]
+            lamp = DEFAULT_LIGHTS[actual]
         self.send(HoleLamp(round=arm.round, lamp=lamp))
 
     def _console(self, prompt: Prompt) -> None:

@@ -94,7 +94,7 @@ class TableStores:
         raise TypeError(f"table {self.table_id} cannot perform {effect!r}")
 
     async def _from_devices(self, chance: fx.Chance) -> Any:
-        """A device's answer (a record, ``Hold``, ``Irregular``, ``Decided``), or the virtual
+        """A device's answer (a record, ``Held``, ``Irregular``, ``Decided``), or the virtual
         shoe's or wheel's where the devices leave it to them."""
         assert self.devices is not None
         answer = await self.devices.answer(chance)

@@ -20,7 +20,7 @@ from server.devices.messages import (
 )
 from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
 from server.journal import records as rec
-from server.tables.core.effects import VIRTUAL, Decided, Hold, Irregular, NewShoe
+from server.tables.core.effects import VIRTUAL, Decided, Irregular, NewShoe
 
 SETTINGS = DealerSettings(answer_seconds=5, hold_seconds=60, max_restarts=1)
 
@@ -96,7 +96,7 @@ def test_an_impossible_read_holds_until_the_supervisor_enters_the_card() -> None
     dealer.ask("t.1", CardRequest("banker"), None, 2)
     out = dealer.receive("card_source", CardRead(card="AS", count=2, round="t.1"), 2)
     (hold,) = answers(out)
-    assert isinstance(hold, Hold) and "impossible read" in hold.reason
+    assert isinstance(hold, rec.Held) and "impossible read" in hold.reason
     assert hold.options == ("confirm", "void")
     assert any(isinstance(m, Prompt) and "impossible" in m.text for m in sent(out))
     assert dealer.ask("t.1", CardRequest("banker"), None, 3) == []  # asked again: waits
@@ -120,7 +120,7 @@ def test_a_card_the_shoe_did_not_read_holds_the_table() -> None:
     dealer.receive("card_source", CardRead(card="5C", count=1, round="t.1"), 1)
     dealer.ask("t.1", CardRequest("banker"), None, 2)
     (hold,) = answers(dealer.receive("card_source", CardRead(card="6C", count=3, round="t.1"), 2))  # fmt: skip  # noqa: E501
-    assert isinstance(hold, Hold) and "1 card(s) left the shoe unread" in hold.reason
+    assert isinstance(hold, rec.Held) and "1 card(s) left the shoe unread" in hold.reason
     (decided,) = answers(dealer.receive("dealer_console", sign("confirm"), 3))
     assert decided.answer.card == "6C"
 
@@ -131,7 +131,7 @@ def test_no_card_in_time_holds_then_a_read_resumes() -> None:
     dealer.ask("t.1", CardRequest("player"), None, 1)
     assert dealer.next_deadline() == 6
     (hold,) = answers(dealer.tick(6))
-    assert isinstance(hold, Hold) and "no card was read" in hold.reason
+    assert isinstance(hold, rec.Held) and "no card was read" in hold.reason
     out = dealer.receive("card_source", CardRead(card="7H", count=1, round="t.1"), 8)
     assert answers(out)[0].card == "7H"
 
@@ -155,7 +155,7 @@ def test_cards_read_after_the_hand_hold_the_next_round_until_confirmed() -> None
     dealer.receive("card_source", CardRead(card="8S", count=1, round="t.1"), 1)
     dealer.receive("card_source", CardRead(card="8D", count=2, round="t.1"), 2)  # not asked
     (hold,) = answers(dealer.ask("t.2", NewShoe(), None, 3))
-    assert isinstance(hold, Hold) and "8D" in hold.reason and hold.options == ("confirm",)
+    assert isinstance(hold, rec.Held) and "8D" in hold.reason and hold.options == ("confirm",)
     (decided,) = answers(dealer.receive("dealer_console", sign("confirm"), 4))
     assert decided.answer is None
 
@@ -195,7 +195,7 @@ def test_a_game_number_that_jumps_holds_the_result() -> None:
     dealer.receive("wheel", WheelResult(round="t.1", game=4, result="5"), 1)
     dealer.ask("t.2", SpinRequest("roulette"), None, 2)
     (hold,) = answers(dealer.receive("wheel", WheelResult(round="t.2", game=9, result="6"), 3))
-    assert isinstance(hold, Hold) and "jumped from 4 to 9" in hold.reason
+    assert isinstance(hold, rec.Held) and "jumped from 4 to 9" in hold.reason
     (decided,) = answers(dealer.receive("dealer_console", sign("confirm"), 4))
     assert decided.answer == rec.Spin(result="6", device="w", game=9)
 
@@ -223,7 +223,7 @@ def test_a_wrong_lamp_lets_the_dealer_continue_and_closes_the_table() -> None:
     (decided,) = answers(dealer.receive("dealer_console", sign("continue"), 2))
     assert decided.answer == rec.HoleRangeRead(range="small", device="r", lamp="red")
     (closed,) = answers(dealer.ask("t.2", NewShoe(), None, 3))
-    assert isinstance(closed, Hold) and "685a.12(i)" in closed.reason
+    assert isinstance(closed, rec.Held) and "685a.12(i)" in closed.reason
 
 
 def test_no_lamp_voids_the_round() -> None:

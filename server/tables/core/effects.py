@@ -33,7 +33,6 @@ __all__ = [
     "Emit",
     "Failed",
     "FinishRound",
-    "Hold",
     "Irregular",
     "NewShoe",
     "OpenRound",
@@ -156,7 +155,9 @@ class Chance:
     """Answer an engine's chance request from the table's source (the virtual shoe or wheel,
     a device): the answer is the journal ``Record`` of the outcome (``CardDrawn``, ``Spin``,
     ``HoleRangeRead``, ``MysteryHit``), which the core journals before the engine — or
-    anyone — sees it. ``hole`` is the face-down card a hole-card reader reads."""
+    anyone — sees it. A device may first answer ``Held`` (the table is on hold until staff
+    decide: the core journals it, shows it and asks again), then ``Decided`` or
+    ``Irregular``. ``hole`` is the face-down card a hole-card reader reads."""
 
     request: CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest | NewShoe
     hole: str | None = None
@@ -182,18 +183,6 @@ class Failed:
 
 VIRTUAL = "virtual"
 """A device layer's answer to a ``Chance`` it leaves to the table's virtual shoe or wheel."""
-
-
-@dataclass(frozen=True, slots=True)
-class Hold:
-    """A device cannot answer the chance request until staff decide (an impossible or missing
-    read, a wheel without a result, a wrong hole-card lamp): the table is on hold. The core
-    journals and shows it, and asks again; the answer comes once the dealer and a supervisor
-    decide from the console."""
-
-    reason: str
-    device: str = ""
-    options: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,6 @@ from server.tables.core.effects import (
     Emit,
     Failed,
     FinishRound,
-    Hold,
     Irregular,
     NewShoe,
     OpenRound,
@@ -450,18 +449,17 @@ class TableCore:
                 raise TypeError(f"table {self.id} cannot answer {request!r}")
 
     def _chance(self, request: Any, round_id: str, *, opened: bool = True) -> Step:
-        """The answer to a chance request. A device may first put the table on hold (``Hold``:
+        """The answer to a chance request. A device may first put the table on hold (``Held``:
         journaled and shown to every viewer, then asked again until staff decide) or find the
         round irregular (``Irregular``: the round is voided). Before the round has opened
         (``opened`` False: the new shoe), the hold's records wait for the round to open."""
         held = False
         while True:
             result = yield from self._must(Chance(request, self._hole, round_id))
-            if isinstance(result, Hold):
+            if isinstance(result, rec.Held):
                 if not held:
                     held = True
-                    record = rec.Held(reason=result.reason, device=result.device, options=result.options)  # fmt: skip  # noqa: E501
-                    yield from self._record(record, opened)
+                    yield from self._record(result, opened)
                     data = {"reason": result.reason, "options": list(result.options)}
                     yield self.event(round_id, "table_held", data, None)
                 continue
