@@ -188,6 +188,7 @@ export interface TableSnapshot {
   meters: Record<string, number>;
   last_results: string[];
   seat: number | null;
+  held?: { reason: string; options: string[] } | null;
 }
 export interface Joined {
   type: "joined";

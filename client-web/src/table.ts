@@ -63,6 +63,8 @@ export class TableView {
   private placedOrder: string[] = [];
   private lastResults: string[] = [];
   private meters: Record<string, number> = {};
+  // A device hold (docs/devices.md): the table waits for staff or for the device's fault to clear.
+  private held: string | null = null;
   private pending: { spot: string; options: string[]; default: string; deadline: number | null; total: number } | null = null;
   private chip = 0;
   private chips: number[] = [];
@@ -382,6 +384,7 @@ export class TableView {
     this.meters = { ...s.meters };
     this.lastResults = [...s.last_results];
     this.resultText = "";
+    this.held = s.held ? s.held.reason : null;
     this.game!.reset();
     this.game!.setCards(s.cards);
     this.pending = s.pending_decision
@@ -469,7 +472,14 @@ export class TableView {
           this.resultText = this.myResult(data.result);
         }
         break;
+      case "table_held":
+        this.held = String(data.reason ?? "");
+        break;
+      case "table_resumed":
+        this.held = null;
+        break;
       case "round_voided":
+        this.held = null;
         this.phase = "voided";
         this.pending = null;
         this.resultText = `Round voided: ${String(data.reason ?? "")}. Your wagers were returned.`;
@@ -585,10 +595,13 @@ export class TableView {
     const offline = this.conn.status !== "open";
     this.phaseEl.textContent = offline
       ? "Connection lost — reconnecting…"
-      : this.pending && this.role === "player"
-        ? "Your turn — decide"
-        : phaseLabel(this.phase);
+      : this.held !== null
+        ? `Table on hold — ${this.held}`
+        : this.pending && this.role === "player"
+          ? "Your turn — decide"
+          : phaseLabel(this.phase);
     this.root.classList.toggle("offline", offline);
+    this.root.classList.toggle("held", this.held !== null);
     this.root.dataset.phase = this.phase;
     this.root.dataset.round = this.round ?? "";
     const bettable = this.canBet();

@@ -16,7 +16,10 @@ and plays" and each chapter's Irregularities section, it
   hole-card lamp (685a.12(h)); a hold nobody decides within ``hold_seconds`` voids the round;
 - closes the table to new rounds (a hold before the round opens, with ``reopen`` the only
   option) after a reader malfunction until it is repaired (685a.12(i)), and after a wheel
-  failed its spins.
+  failed its spins;
+- suspends the table while one of its devices reports a fault (a door open, a tilt: "door
+  open → cease play"): what the round waits for is held — staff may ``void`` it, or the round
+  goes on once the device clears the fault, the device asked again — and no round opens.
 
 A card found face up in the shoe is discarded (651a.11(a), 681a.9(a), 685a.12(a)); a card
 the shoe counts twice (a double read) is dropped. Nothing here reads a clock or does I/O.
@@ -107,6 +110,7 @@ class _Pending:
     needs_value: bool = False  # staff must enter the card or result to confirm
     restarts: int = 0
     answered: bool = False
+    suspended: bool = False  # the hold is a device's fault: lifted when the fault clears
 
 
 @dataclass
@@ -144,6 +148,8 @@ class DeviceDealer:
         self.out_of_service: str | None = None  # why no round may open (685a.12(i), a wheel)
         self.game_number: int | None = None  # the wheel's last game number
         self.shoe = _Shoe()
+        self.faults: dict[str, set[str]] = {}  # device id -> its open faults (table suspended)
+        self.reopened: rec.StaffDecision | None = None  # a reopen between rounds, to journal
 
     # --- which requests the devices answer ----------------------------------------------------
 
@@ -172,19 +178,28 @@ class DeviceDealer:
         ):
             return []  # asked again after a hold: still waiting for staff
         self.pending = _Pending(round_id, request, hole, now + self.settings.answer_seconds)
+        if self.faults:
+            return self._suspend(now)
+        return self._request(now)
+
+    def _request(self, now: float) -> list[Any]:
+        """Ask the device for what the pending request needs."""
+        pending = self.pending
+        assert pending is not None
+        round_id, request = pending.round_id, pending.request
         if isinstance(request, NewShoe):
             return self._new_round(round_id, now)
         if isinstance(request, CardRequest):
             return self._want_card(round_id, now)
         if isinstance(request, SpinRequest):
             return [Send("wheel", StartSpin(round=round_id, game=self._next_game()))]
-        return [Send("hole_card_reader", Arm(round=round_id, card=hole or ""))]
+        return [Send("hole_card_reader", Arm(round=round_id, card=pending.hole or ""))]
 
     def receive(self, role: str, message: Any, now: float) -> list[Any]:
         """A message from the table's device of ``role`` (already validated for the role)."""
         device = self.devices.get(role, role)
         if isinstance(message, DeviceFault):
-            return self._fault(device, message)
+            return self._fault(device, message, now)
         if isinstance(message, CardRead):
             return self._card_read(device, message, now)
         if isinstance(message, ShoeState):
@@ -314,22 +329,26 @@ class DeviceDealer:
                 "discard rack (681a.9(b), 685a.12(d)); confirm"
             )
             return self._hold(reason, self.devices.get("card_source", ""), ("confirm",), now)
+        if self.reopened is not None:
+            staff, self.reopened = self.reopened, None
+            return self._answer(Decided(staff, self._new_shoe()))
         return self._answer(self._new_shoe())
 
     def _want_card(self, round_id: str, now: float) -> list[Any]:
         shoe = self.shoe
         assert self.pending is not None
         target = self.pending.request.target
-        out: list[Any] = [Send("card_source", ExpectCards(round=round_id, target=target))]
         if shoe.armed != round_id:
             shoe.armed = round_id
             if shoe.early is not None:
                 reason = shoe.early
                 shoe.reads.clear()
-                return [*out, *self._answer(Irregular(reason))]
+                return self._answer(Irregular(reason))
         if shoe.reads:
-            return [*out, *self._deal_read(shoe.reads.popleft(), now)]
-        return out
+            # Already out of the shoe (read while the table was held): asking for another
+            # would have the dealer draw one card too many.
+            return self._deal_read(shoe.reads.popleft(), now)
+        return [Send("card_source", ExpectCards(round=round_id, target=target))]
 
     def _card_read(self, device: str, read: CardRead, now: float) -> list[Any]:
         shoe = self.shoe
@@ -363,6 +382,7 @@ class DeviceDealer:
             and not pending.answered
             and isinstance(pending.request, CardRequest)
             and (pending.hold is None or pending.stashed is None)  # none, or no card in time
+            and not pending.suspended  # dealt once the fault clears
         ):
             return self._deal_read(shoe.reads.popleft(), now)
         return []
@@ -429,6 +449,8 @@ class DeviceDealer:
         if pending is None:
             return [Log("warning", f"{device}: result {result.result} for {result.round!r} ignored: no spin asked")]  # fmt: skip  # noqa: E501
         if pending.hold is not None:
+            if pending.suspended:  # spun while faulty: never used, but the wheel counted it
+                self.game_number = result.game
             return []
         expected = self.game_number
         self.game_number = result.game
@@ -513,7 +535,12 @@ class DeviceDealer:
         held = pending is not None and not pending.answered and pending.hold is not None
         if not held or pending is None or pending.hold is None:
             if action.action == "reopen" and self.out_of_service is not None:
-                self.out_of_service = None  # reopened between rounds: the next round opens
+                # Reopened between rounds: the next round opens, and journals who reopened.
+                why = self.out_of_service
+                self.reopened = rec.StaffDecision(
+                    action="reopen", dealer=dealer, supervisor=supervisor, reason=why
+                )
+                self.out_of_service = None
                 return [Log("warning", f"{console}: {dealer} and {supervisor} reopened table {self.table_id}")]  # fmt: skip  # noqa: E501
             return self._prompt(f"refused: nothing to {action.action} at table {self.table_id}")
         hold = pending.hold
@@ -572,11 +599,47 @@ class DeviceDealer:
         lamp = pending.stashed.lamp if isinstance(pending.stashed, HoleLamp) else None
         return rec.HoleRangeRead(range=actual.value, device=self.devices["hole_card_reader"], lamp=lamp)  # fmt: skip  # noqa: E501
 
-    def _fault(self, device: str, fault: DeviceFault) -> list[Any]:
-        """Logged; the hub keeps each device's open faults for ``croupier devices``."""
+    def _fault(self, device: str, fault: DeviceFault, now: float) -> list[Any]:
+        """A table device's fault suspends the table until it clears (the notes' "door open
+        → cease play"); a dealer console's is only logged. The hub keeps each device's open
+        faults for ``croupier devices``."""
+        if device == self.devices.get("dealer_console"):
+            return [Log("warning", f"{device}: fault {fault.code} {fault.detail}".rstrip())]
         if fault.cleared:
-            return [Log("info", f"{device}: {fault.code} cleared")]
-        return [Log("warning", f"{device}: fault {fault.code} {fault.detail}".rstrip())]
+            self.faults.get(device, set()).discard(fault.code)
+            if not self.faults.get(device):
+                self.faults.pop(device, None)
+            out: list[Any] = [Log("info", f"{device}: {fault.code} cleared")]
+            pending = self.pending
+            if self.faults or pending is None or pending.answered or not pending.suspended:
+                return out
+            # The fault cleared: the round goes on; the device is asked again (a wheel spins
+            # again, a reader reads again: nothing it gave while faulty was used).
+            pending.hold, pending.suspended = None, False
+            pending.deadline = now + self.settings.answer_seconds
+            return [*out, *self._prompt(f"{device} {fault.code} cleared: resumed"), *self._request(now)]  # fmt: skip  # noqa: E501
+        self.faults.setdefault(device, set()).add(fault.code)
+        out = [Log("warning", f"{device}: fault {fault.code} {fault.detail}".rstrip())]
+        pending = self.pending
+        if pending is None or pending.answered or pending.hold is not None:
+            return out  # the next request is held; a hold already there stays for staff
+        return [*out, *self._suspend(now)]
+
+    def _suspend(self, now: float) -> list[Any]:
+        """Hold the pending request while a device has a fault open: before a round, until it
+        clears (no round opens); in a round, until it clears or staff void the round."""
+        pending = self.pending
+        assert pending is not None
+        faults = "; ".join(f"{device} reports {', '.join(sorted(codes))}" for device, codes in sorted(self.faults.items()))  # fmt: skip  # noqa: E501
+        device = sorted(self.faults)[0]
+        if isinstance(pending.request, NewShoe):
+            reason = f"{faults}: no round opens until the fault is cleared"
+            out = self._hold(reason, device, (), now)
+        else:
+            reason = f"{faults}: play suspended until the fault is cleared, or void the round"
+            out = self._hold(reason, device, ("void",), now)
+        pending.suspended = True
+        return out
 
 
 def _nth(n: int) -> str:

@@ -40,6 +40,7 @@ from server.devices.messages import (
     Prompt,
     Refused,
     Restart,
+    ShoeState,
     StartSpin,
     WheelResult,
     WheelWarning,
@@ -92,6 +93,7 @@ class Faults:
     no_lamp: float = 0.0  # the reader lights none
     door_open_at: int | None = None  # report the door open after this many messages
     tilt_at: int | None = None  # report a tilt after this many messages
+    clear_after: float | None = None  # … and report it cleared this many seconds later
 
 
 class SimulatedDevice:
@@ -271,13 +273,19 @@ class SimulatedDevice:
         self._out_now()
         faults, steps = self.faults, self.steps
         if faults.door_open_at == steps and self._once("door"):
-            self.send(DeviceFault(code="door_open"))
+            self._fault("door_open")
         if faults.tilt_at == steps and self._once("tilt"):
-            self.send(DeviceFault(code="tilt"))
+            self._fault("tilt")
         if faults.disconnect_at == steps and self._once("disconnect") and self._writer:
             self._writer.close()
         if faults.power_loss_at == steps and self._once("power"):
             self.power_loss()
+
+    def _fault(self, code: str) -> None:
+        self.send(DeviceFault(code=code))
+        if self.faults.clear_after is not None:
+            clear = DeviceFault(code=code, cleared=True)
+            asyncio.get_running_loop().call_later(self.faults.clear_after, self.send, clear)
 
     def _once(self, name: str) -> bool:
         if name in self._fired:
@@ -330,6 +338,7 @@ class SimulatedDevice:
             self.shoe = [card for card in ALL_CARDS for _ in range(self.decks)]
             self.random.shuffle(self.shoe)
             self.count = 0
+            self.send(ShoeState(state="inserted"))  # a new shoe: its count starts again
         return self.shoe.pop().code
 
     def _draw(self, expect: ExpectCards) -> None:

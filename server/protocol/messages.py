@@ -253,6 +253,7 @@ class TableSnapshot(msgspec.Struct, frozen=True):
     meters: dict[str, int]
     last_results: list[str]
     seat: int | None = None  # the player's seat: their betting box where the game has boxes
+    held: dict[str, Any] | None = None  # a device hold the table waits on: {reason, options}
 
 
 class Joined(_Message, tag="joined"):

@@ -10,6 +10,7 @@ from server.devices.messages import (
     Arm,
     CardRead,
     ConsoleAction,
+    DeviceFault,
     ExpectCards,
     HoleLamp,
     Prompt,
@@ -240,3 +241,84 @@ def test_a_stop_voids_the_round_waiting_for_a_device() -> None:
     dealer.ask("t.1", CardRequest("player"), None, 1)
     (void,) = answers(dealer.stop())
     assert void == Irregular("the table was stopped")
+
+
+def test_a_door_open_suspends_the_round_until_it_is_closed() -> None:
+    """Notes §2.3, "door open → cease play": the card awaited is held (a card read meanwhile
+    waits); once the shoe reports the door closed it is asked again and the round goes on."""
+    dealer = shoe_dealer()
+    dealing(dealer)
+    dealer.ask("t.1", CardRequest("player"), None, 1)
+    (hold,) = answers(dealer.receive("card_source", DeviceFault(code="door_open"), 1))
+    assert isinstance(hold, rec.Held) and hold.options == ("void",)
+    assert "shoe reports door_open" in hold.reason
+    assert answers(dealer.receive("card_source", CardRead(card="9H", count=1, round="t.1"), 2)) == []  # fmt: skip  # noqa: E501
+    assert answers(dealer.tick(30)) == []  # a suspension is not "no card in time"
+    out = dealer.receive("card_source", DeviceFault(code="door_open", cleared=True), 40)
+    assert not any(isinstance(m, ExpectCards) for m in sent(out))  # the card is out already
+    assert answers(out) == [rec.CardDrawn(card="9H", target="player", device="shoe", count=1)]
+
+
+def test_no_round_opens_while_a_device_reports_a_tilt() -> None:
+    """A fault between rounds: the next round waits, however long, until it clears."""
+    dealer = wheel_dealer()
+    dealer.receive("wheel", DeviceFault(code="tilt"), 0)
+    (hold,) = answers(dealer.ask("t.1", NewShoe(), None, 1))
+    assert isinstance(hold, rec.Held) and hold.options == () and "w reports tilt" in hold.reason
+    assert dealer.next_deadline() is None
+    refused = sent(dealer.receive("dealer_console", sign("reopen"), 2))
+    assert refused[0].text.startswith("refused")  # staff cannot override the device
+    (opened,) = answers(dealer.receive("wheel", DeviceFault(code="tilt", cleared=True), 500))
+    assert opened == VIRTUAL
+
+
+def test_a_tilt_during_a_spin_voids_it_if_staff_say_so() -> None:
+    """A result the wheel reports while tilted is never used; staff may void the round."""
+    dealer = wheel_dealer()
+    dealer.ask("t.1", SpinRequest("roulette"), None, 0)
+    dealer.receive("wheel", DeviceFault(code="tilt"), 1)
+    assert answers(dealer.receive("wheel", WheelResult(round="t.1", game=0, result="5"), 2)) == []  # fmt: skip  # noqa: E501
+    (decided,) = answers(dealer.receive("dealer_console", sign("void"), 3))
+    assert isinstance(decided.answer, Irregular) and "tilt" in decided.answer.reason
+    assert decided.staff.action == "void"
+
+
+def test_a_suspension_nobody_clears_voids_the_round() -> None:
+    dealer = reader_dealer()
+    dealer.ask("t.1", HoleRangeRequest(), "3C", 0)
+    dealer.receive("hole_card_reader", DeviceFault(code="door_open"), 1)
+    (void,) = answers(dealer.tick(1 + SETTINGS.hold_seconds))
+    assert isinstance(void, Irregular) and "door_open" in void.reason
+
+
+def test_a_fault_cleared_mid_spin_spins_again() -> None:
+    dealer = wheel_dealer()
+    dealer.ask("t.1", SpinRequest("roulette"), None, 0)
+    dealer.receive("wheel", DeviceFault(code="tilt"), 1)
+    dealer.receive("wheel", WheelResult(round="t.1", game=0, result="5"), 1.5)  # not used
+    out = dealer.receive("wheel", DeviceFault(code="tilt", cleared=True), 2)
+    assert sent(out)[-1] == StartSpin(round="t.1", game=1)
+    (spin,) = answers(dealer.receive("wheel", WheelResult(round="t.1", game=1, result="7"), 3))
+    assert spin == rec.Spin(result="7", device="w", game=1)
+
+
+def test_a_console_fault_does_not_stop_the_table() -> None:
+    dealer = shoe_dealer()
+    dealing(dealer)
+    dealer.ask("t.1", CardRequest("player"), None, 1)
+    assert answers(dealer.receive("dealer_console", DeviceFault(code="tilt"), 1)) == []
+    out = dealer.receive("card_source", CardRead(card="9H", count=1, round="t.1"), 2)
+    assert answers(out)[0].card == "9H"
+
+
+def test_a_reopen_before_the_next_round_is_journaled_with_it() -> None:
+    """Who reopened a closed table is journaled in the round it lets open."""
+    dealer = wheel_dealer()
+    dealer.ask("t.1", SpinRequest("roulette"), None, 0)
+    dealer.tick(5)
+    dealer.tick(10)  # void: out of order
+    dealer.receive("dealer_console", sign("reopen"), 11)
+    (opened,) = answers(dealer.ask("t.2", NewShoe(), None, 12))
+    assert isinstance(opened, Decided) and opened.answer == VIRTUAL
+    assert (opened.staff.action, opened.staff.dealer, opened.staff.supervisor) == ("reopen", "dana", "sam")  # fmt: skip  # noqa: E501
+    assert answers(dealer.ask("t.3", NewShoe(), None, 20)) == [VIRTUAL]  # once

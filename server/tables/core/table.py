@@ -151,6 +151,7 @@ class TableCore:
         self.finished = False  # the table's life ended (stopped or closed)
         self._hole: str | None = None  # the face-down card, for the hole-card reader
         self._before_open: list[rec.Record] = []  # a hold's records before its round opened
+        self.held: dict[str, Any] | None = None  # the hold the table waits on: {reason, options}
         self._bets: dict[tuple[str, str], Wager] = {}  # this round's bets by (player, bet id)
         self._asked: dict[tuple[str, str], tuple[str, int]] = {}  # as the client sent them
         self._spent_ids: set[tuple[str, str]] = set()  # cancelled ids may not be reused
@@ -335,6 +336,7 @@ class TableCore:
             "meters": self.game.meter_amounts(),
             "last_results": list(self.last_results),
             "seat": self.seats.seat_of.get(player_id),
+            "held": dict(self.held) if self.held is not None else None,
         }
 
     # --- the table's life ---------------------------------------------------------------------
@@ -457,16 +459,18 @@ class TableCore:
         while True:
             result = yield from self._must(Chance(request, self._hole, round_id))
             if isinstance(result, rec.Held):
-                if not held:
-                    held = True
-                    yield from self._record(result, opened)
-                    data = {"reason": result.reason, "options": list(result.options)}
-                    yield self.event(round_id, "table_held", data, None)
+                # Each hold is journaled and shown: a second one (a fault while already held
+                # for a missing card) changes what staff are asked to decide.
+                held = True
+                yield from self._record(result, opened)
+                self.held = {"reason": result.reason, "options": list(result.options)}
+                yield self.event(round_id, "table_held", dict(self.held), None)
                 continue
             if isinstance(result, Decided):
                 yield from self._record(result.staff, opened)
                 result = result.answer
             if held:
+                self.held = None
                 yield self.event(round_id, "table_resumed", {}, None)
             if isinstance(result, Irregular):
                 raise _Irregular(result.reason)
