@@ -37,6 +37,13 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"]
     )
+    parser.add_argument(
+        "--demo-devices",
+        action="store_true",
+        help="the demo lobby plus tables dealt by simulated devices: a card-reading shoe "
+        "(baccarat-shoe), a Masque reader (down-under-reader), an automated wheel "
+        "(roulette-wheel); play money only",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -45,8 +52,21 @@ def run(args: argparse.Namespace) -> int:
     from server.net.app import Service, configure_logging
 
     configure_logging(args.log_level)
+    demo = None
+    if args.demo_devices:
+        if args.config is not None:
+            print(
+                "croupier serve: --demo-devices adds simulated devices to the built-in demo "
+                "lobby; with --config, name your devices in the file and connect them (or "
+                "`croupier device simulate`) yourself (docs/devices.md)",
+                file=sys.stderr,
+            )
+            return 2
+        from server.devices.demo import DemoDevices
+
+        demo = DemoDevices()
     try:
-        settings = load_config(args.config)
+        settings = demo.settings() if demo is not None else load_config(args.config)
     except ConfigError as exc:
         print(f"croupier serve: {exc}", file=sys.stderr)
         return 2
@@ -59,8 +79,13 @@ def run(args: argparse.Namespace) -> int:
     except DataDirInUse as exc:
         print(f"croupier serve: {exc}", file=sys.stderr)
         return 1
+
+    async def connect_demo_devices(service: Any) -> None:
+        assert demo is not None
+        demo.start(service.casino.devices.port)
+
     try:
-        asyncio.run(service.run_forever())
+        asyncio.run(service.run_forever(connect_demo_devices if demo is not None else None))
     except OSError as exc:
         print(
             f"croupier serve: cannot listen on {args.host}:{args.port}: {exc.strerror}",

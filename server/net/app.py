@@ -17,7 +17,7 @@ import logging
 import mimetypes
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -268,10 +268,15 @@ class Service:
         self.journal.close()
         self.lock.release()
 
-    async def run_forever(self) -> None:
+    async def run_forever(
+        self, started: Callable[[Service], Awaitable[None]] | None = None
+    ) -> None:
         """Serve until SIGINT or SIGTERM, then stop cleanly: open rounds are voided and
-        their wagers returned."""
+        their wagers returned. ``started`` runs once the server listens (the demo's
+        simulated devices connect then)."""
         await self.start()
+        if started is not None:
+            await started(self)
         tune_gc()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

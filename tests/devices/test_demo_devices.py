@@ -1,0 +1,98 @@
+"""``croupier serve --demo-devices``: the demo lobby plus a Baccarat table dealt by a simulated
+card-reading shoe, a Down Under table with a simulated Masque reader and a Roulette table on a
+simulated automated wheel (issue #16, "Live tables with devices in the demo lobby")."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from server.cli.main import main
+from server.devices.demo import DEVICES, DemoDevices
+from server.net.bot import run_bot
+from tests.devices.test_device_tables import (
+    assert_money_intact,
+    records,
+    running,
+    synchronously,
+)
+
+DEVICE_TABLES = {"baccarat-shoe": "card", "down-under-reader": "hole_range", "roulette-wheel": "spin"}  # fmt: skip  # noqa: E501
+
+
+@synchronously
+async def test_the_demo_device_tables_are_dealt_by_their_simulators(tmp_path: Path) -> None:
+    demo = DemoDevices()
+    for slow, fast in (("betting_seconds = 15", "betting_seconds = 0.5"), ("decision_seconds = 12", "decision_seconds = 0.5")):  # fmt: skip  # noqa: E501
+        demo.text = demo.text.replace(slow, fast)
+    settings = demo.settings()
+    assert {t.id for t in settings.tables} >= set(DEVICE_TABLES)  # and every virtual table
+    assert len(settings.tables) > len(DEVICE_TABLES)
+    async with running(tmp_path, demo.text) as service:
+        demo.start(service.casino.devices.port, seconds={})
+        try:
+            url = f"ws://127.0.0.1:{service.port}/ws"
+            reports = await asyncio.gather(
+                *(run_bot(url, table, 2, seed=1, timeout=60) for table in DEVICE_TABLES)
+            )
+        finally:
+            await demo.stop()
+    for report, (table, kind) in zip(reports, DEVICE_TABLES.items(), strict=True):
+        assert_money_intact(service, report)
+        device = next(d.id for d in DEVICES if d.table == table and d.role != "dealer_console")
+        for played in report.played:
+            answered = [p for k, p in records(service, played.round) if k == kind]
+            assert answered and all(p["device"] == device for p in answered), (table, answered)
+
+
+def test_demo_devices_refuses_a_configuration_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:  # fmt: skip  # noqa: E501
+    assert main(["serve", "--demo-devices", "--config", str(tmp_path / "x.toml")]) == 2
+    assert "--demo-devices adds simulated devices to the built-in demo" in capsys.readouterr().err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_croupier_serve_demo_devices_connects_every_simulated_device(tmp_path: Path) -> None:
+    """The command a new user runs: every demo device is up, at its table."""
+    port = _free_port()
+    croupier = Path(sys.executable).with_name("croupier")
+    command = [str(croupier), "serve", "--demo-devices", "--port", str(port)]
+    server = subprocess.Popen(
+        [*command, "--data-dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        deadline, listed = time.monotonic() + 30, []
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/devices", timeout=2) as r:
+                    listed = json.load(r)["devices"]
+                if len(listed) == len(DEVICES) and all(d["link"] == "up" for d in listed):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        assert {(d["id"], d["table"], d["link"]) for d in listed} == {
+            (d.id, d.table, "up") for d in DEVICES
+        }
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err.decode()[-2000:]
