@@ -60,6 +60,7 @@ __all__ = [
     "DeviceDealer",
     "Log",
     "Send",
+    "TableAction",
 ]
 
 
@@ -77,6 +78,14 @@ class Answer:
     ``Decided``, None (a new physical shoe: no burn record) or ``VIRTUAL``."""
 
     result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class TableAction:
+    """For the table itself, not a chance request: the console's ``no_more_bets`` or a
+    ``void`` outside a hold (``staff``: the journal's ``StaffDecision``)."""
+
+    staff: rec.StaffDecision
 
 
 @dataclass(frozen=True, slots=True)
@@ -529,10 +538,24 @@ class DeviceDealer:
         if action.table != self.table_id:
             return self._prompt(f"refused: this console serves table {self.table_id}")
         dealer, supervisor = action.dealer.strip(), action.supervisor.strip()
+        if action.action == "no_more_bets":  # the dealer's own call
+            if not dealer:
+                return self._prompt("refused: the dealer signs no more bets")
+            staff = rec.StaffDecision(action="no_more_bets", dealer=dealer, supervisor=supervisor)
+            return [Log("info", f"{console}: {dealer} called no more bets"), TableAction(staff)]
         if not dealer or not supervisor or dealer == supervisor:
             return self._prompt("refused: a dealer and a supervisor, two different people, both sign")  # fmt: skip  # noqa: E501
         pending = self.pending
         held = pending is not None and not pending.answered and pending.hold is not None
+        if action.action == "void" and not held:  # a correction: void the round in play
+            reason = "voided from the dealer console (a correction)"
+            staff = rec.StaffDecision(action="void", dealer=dealer, supervisor=supervisor, reason=reason)  # fmt: skip  # noqa: E501
+            log = Log("warning", f"{console}: {dealer} and {supervisor} voided the round at table {self.table_id}")  # fmt: skip  # noqa: E501
+            if pending is not None and not pending.answered and not isinstance(pending.request, NewShoe):  # fmt: skip  # noqa: E501
+                # The round waits on a device: the void answers what it waits for.
+                why = f"voided from the dealer console by {dealer} and {supervisor}"
+                return [log, *self._answer(Decided(staff, Irregular(why)))]
+            return [log, TableAction(staff)]  # betting or decisions: the table voids it
         if not held or pending is None or pending.hold is None:
             if action.action == "reopen" and self.out_of_service is not None:
                 # Reopened between rounds: the next round opens, and journals who reopened.

@@ -200,14 +200,15 @@ CONSOLE_ACTIONS: Final = ("confirm", "void", "continue", "dead", "reopen")
 
 class ConsoleAction(_Message, tag="console_action", frozen=True):
     """The dealer and a supervisor (two people) decide a held round or reopen a table:
-    ``confirm`` the read (or enter the physical card or result: ``value``), ``void`` the round,
-    ``continue`` or call the hands ``dead`` after a wrong hole-card lamp (685a.12(h)),
-    ``reopen`` a table closed for a device (685a.12(i), a tilted wheel)."""
+    ``confirm`` the read (or enter the physical card or result: ``value``), ``void`` the round
+    (held or not: a correction), ``continue`` or call the hands ``dead`` after a wrong
+    hole-card lamp (685a.12(h)), ``reopen`` a table closed for a device (685a.12(i), a tilted
+    wheel). The dealer alone calls ``no_more_bets`` (betting closes now)."""
 
-    action: Literal["confirm", "void", "continue", "dead", "reopen"]
+    action: Literal["confirm", "void", "continue", "dead", "reopen", "no_more_bets"]
     table: Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
     dealer: Staff
-    supervisor: Staff
+    supervisor: Staff = ""
     value: Annotated[str, msgspec.Meta(max_length=8)] = ""
 
 

@@ -12,10 +12,11 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from rng.wheels import BIG_SIX_WHEEL, RouletteWheel
-from server.devices.dealing import Answer, DealerSettings, DeviceDealer, Log, Send
+from server.devices.dealing import Answer, DealerSettings, DeviceDealer, Log, Send, TableAction
 from server.devices.hub import DeviceHub
 from server.games.table import (
     BigSixWheelSpec,
@@ -43,6 +44,10 @@ class TableDevices:
         self._waiter: asyncio.Future[None] | None = None
         self._changed = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
+        self._console: Callable[[Any], None] = lambda staff: None
+
+    def on_console(self, deliver: Callable[[Any], None]) -> None:
+        self._console = deliver
 
     def answers(self, request: Any) -> bool:
         return self.dealer.answers(request)
@@ -80,6 +85,8 @@ class TableDevices:
                 self._answers.append(item.result)
                 if self._waiter is not None and not self._waiter.done():
                     self._waiter.set_result(None)
+            elif isinstance(item, TableAction):
+                self._console(item.staff)
             elif isinstance(item, Log):
                 log.log(_LEVELS.get(item.level, logging.WARNING), "table %s: %s", self.table_id, item.message)  # fmt: skip  # noqa: E501
         self._changed.set()

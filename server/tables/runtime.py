@@ -25,7 +25,7 @@ from server.storage import in_flight
 from server.tables.clock import Clock
 from server.tables.core import commands as cmd
 from server.tables.core import effects as fx
-from server.tables.core.table import SEQ_BLOCK, TABLE_UNAVAILABLE, TableCore
+from server.tables.core.table import SEQ_BLOCK, TABLE_HELD, TABLE_UNAVAILABLE, TableCore
 from server.tables.games import GameTable, TableSettings
 from server.tables.viewers import Fanout, History, Viewer, deliver_each
 from server.tables.waits import STATUS, ChanceDevices, TableStores
@@ -78,6 +78,8 @@ class TableRuntime:
         self._replies: dict[int, asyncio.Future[Reply]] = {}
         self._cids = itertools.count(1)
         self._deadline: float | None = None
+        if devices is not None:  # the dealer console's no more bets and voids
+            devices.on_console(lambda staff: self._inbox.put_nowait(cmd.Console(staff)))
 
     # --- what the core knows, as the server reads it ------------------------------------------
 
@@ -129,6 +131,9 @@ class TableRuntime:
         """Queue a player's command; resolves when the table has handled it."""
         if not self.core.available or self.core.finished:
             return Reply(error=(TABLE_UNAVAILABLE, "this table is closed", self.id))
+        held = self.core.held
+        if held is not None:  # answered now: the table would take it only after the hold
+            return Reply(error=(TABLE_HELD, f"the table is on hold: {held['reason']}", self.id))
         cid = next(self._cids)
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._replies[cid] = future

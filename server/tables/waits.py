@@ -10,7 +10,7 @@ implementation of the ``Ledger`` and ``Journal`` protocols.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from rng.errors import RngError
@@ -32,6 +32,10 @@ class ChanceDevices(Protocol):
     async def answer(self, chance: fx.Chance) -> Any: ...
 
     def stop(self) -> None: ...
+
+    def on_console(self, deliver: Callable[[Any], None]) -> None:
+        """Where the dealer console's actions outside a hold go (``commands.Console``'s
+        staff record)."""
 
 
 # A finished round's journal status, by the kind of its last record (and RoundFinished's).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.devices.dealing import Answer, DealerSettings, DeviceDealer, Send
+from server.devices.dealing import Answer, DealerSettings, DeviceDealer, Send, TableAction
 from server.devices.messages import (
     Arm,
     CardRead,
@@ -322,3 +322,27 @@ def test_a_reopen_before_the_next_round_is_journaled_with_it() -> None:
     assert isinstance(opened, Decided) and opened.answer == VIRTUAL
     assert (opened.staff.action, opened.staff.dealer, opened.staff.supervisor) == ("reopen", "dana", "sam")  # fmt: skip  # noqa: E501
     assert answers(dealer.ask("t.3", NewShoe(), None, 20)) == [VIRTUAL]  # once
+
+
+def test_the_dealer_alone_calls_no_more_bets() -> None:
+    dealer = shoe_dealer()
+    dealing(dealer)
+    out = dealer.receive("dealer_console", sign("no_more_bets", supervisor=""), 1)
+    (action,) = [item for item in out if isinstance(item, TableAction)]
+    assert (action.staff.action, action.staff.dealer) == ("no_more_bets", "dana")
+    refused = dealer.receive("dealer_console", sign("no_more_bets", dealer=" ", supervisor=""), 1)  # fmt: skip  # noqa: E501
+    assert sent(refused)[0].text == "refused: the dealer signs no more bets"
+
+
+def test_a_void_outside_a_hold_voids_the_round_in_play() -> None:
+    """A correction: while the round waits on the shoe, the void answers the wait; in betting
+    or decisions it goes to the table. Two people sign, as for any void."""
+    dealer = shoe_dealer()
+    dealing(dealer)
+    (action,) = [i for i in dealer.receive("dealer_console", sign("void"), 1) if isinstance(i, TableAction)]  # fmt: skip  # noqa: E501
+    assert (action.staff.action, action.staff.supervisor) == ("void", "sam")
+    dealer.ask("t.1", CardRequest("player"), None, 2)
+    (decided,) = answers(dealer.receive("dealer_console", sign("void"), 3))
+    assert isinstance(decided.answer, Irregular) and "dana and sam" in decided.answer.reason
+    alone = dealer.receive("dealer_console", sign("void", supervisor="dana"), 4)
+    assert sent(alone)[0].text.startswith("refused: a dealer and a supervisor")

@@ -15,14 +15,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect
 
 from server.cli.main import main
 from server.config import parse_config
+from server.devices.messages import ConsoleAction
 from server.devices.simulator import DeviceRefused, Faults, SimulatedDevice
 from server.journal.journal import RoundStatus
 from server.journal.sqlite_journal import SqliteJournal
 from server.net.app import Service
 from server.net.bot import BotReport, run_bot
+from server.protocol.codec import decode_server, encode
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    ErrorMessage,
+    Hello,
+    Join,
+    PlaceBet,
+    TableEvent,
+)
 from server.wallet.ledger import OPEN_WAGERS
 from server.wallet.sqlite_ledger import SqliteLedger
 
@@ -544,3 +555,60 @@ async def test_a_wheel_tilted_between_rounds_opens_no_round_until_cleared(tmp_pa
     assert "wheel-1 reports tilt" in held["reason"] and not held.get("options")  # none: wait
     kinds = [k for k, _ in second]
     assert kinds.index("held") < kinds.index("spin") and kinds[-1] == "settled"
+
+
+async def console_once_bets_are_in(service: Service, console: SimulatedDevice, action: str) -> None:  # fmt: skip  # noqa: E501
+    """Send the console's ``action`` at table bac once a bet of the round is accepted."""
+    core = table(service, "bac")
+    while not core._bets:
+        await asyncio.sleep(0.05)
+    console.send(ConsoleAction(action=action, table="bac", dealer="dana", supervisor="sam"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("action", ["no_more_bets", "void"])
+@synchronously
+async def test_the_dealer_console_closes_betting_or_voids_the_round(tmp_path: Path, action: str) -> None:  # fmt: skip  # noqa: E501
+    """The console outside a hold: the dealer calls no more bets before the 30 s window ends
+    (the round deals and settles at once), or dealer and supervisor void the round in betting
+    (a correction: every wager returned). Who did it is journaled in the round."""
+    text = config().replace("betting_seconds = 0.6", "betting_seconds = 30", 1)
+    shoe = {"id": "shoe-1", "role": "shoe", "seed": 14}
+    console = {"id": "console-1", "role": "console", "table": "bac"}
+    async with running(tmp_path, text) as service, devices(service, shoe, console) as sims:
+        started = asyncio.get_running_loop().time()
+        report, _ = await asyncio.gather(
+            play(service, "bac", 1), console_once_bets_are_in(service, sims[1], action)
+        )
+        assert asyncio.get_running_loop().time() - started < 30  # before the window's end
+    assert_money_intact(service, report)
+    (played,) = report.played
+    kinds = [kind for kind, _ in records(service, played.round)]
+    (staff,) = [p for kind, p in records(service, played.round) if kind == "staff"]
+    assert (staff["action"], staff["dealer"]) == (action, "dana")
+    if action == "no_more_bets":
+        assert kinds.index("staff") < kinds.index("closed") and kinds[-1] == "settled"
+    else:
+        assert "closed" not in kinds and kinds[-1] == "voided"
+        assert played.returned == played.wagered and "dana and sam" in played.result
+
+
+@synchronously
+async def test_a_player_command_during_a_hold_is_answered_at_once(tmp_path: Path) -> None:
+    """While the table is held, a bet is refused with table_held (and the reason) at once,
+    not left waiting for the hold to end."""
+    shoe = {"id": "shoe-1", "role": "shoe", "faults": Faults(misread=1.0)}
+    async with running(tmp_path) as service, devices(service, shoe):
+        url = f"ws://127.0.0.1:{service.port}/ws"
+        async with connect(url) as ws:
+            await ws.send(encode(Hello(version=PROTOCOL_VERSION, name="held")))
+            await ws.send(encode(Join(table="bac", role="player")))
+            while True:
+                message = decode_server(await asyncio.wait_for(ws.recv(decode=False), 10))
+                if isinstance(message, TableEvent) and message.event == "table_held":
+                    break
+            bet = PlaceBet(table="bac", round=message.round, bet_id="b1", spot="player", amount=100)  # fmt: skip  # noqa: E501
+            await ws.send(encode(bet))
+            while not isinstance(message, ErrorMessage):
+                message = decode_server(await asyncio.wait_for(ws.recv(decode=False), 5))
+        assert message.code == "table_held" and "no card" in message.message
+        assert table(service, "bac").held is not None

@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "Cancel",
     "Command",
+    "Console",
     "Decide",
     "Done",
     "Drop",
@@ -109,5 +110,14 @@ class Done:
     results: tuple[Any, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Console:
+    """The dealer console, outside a device hold (docs/devices.md): ``staff`` is the journal's
+    ``StaffDecision`` — ``no_more_bets`` closes betting now, ``void`` voids the round in play
+    (every wager returned). Ignored, and logged, when there is no round it can apply to."""
+
+    staff: Any
+
+
 PlayCommand = Place | Cancel | Repeat | Decide
-Command = Join | Leave | Drop | PlayCommand | Tick | Stop | Done
+Command = Join | Leave | Drop | PlayCommand | Tick | Stop | Done | Console

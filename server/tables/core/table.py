@@ -92,6 +92,7 @@ NOT_YOUR_BOX = "not_your_box"
 ROUND_NOT_OPEN = "round_not_open"
 STORAGE_FAILED = "storage_failed"
 TABLE_UNAVAILABLE = "table_unavailable"
+TABLE_HELD = "table_held"  # a device hold: no player command is taken until it ends
 # Events per epoch's block of sequence numbers (see ``TableCore.epoch``). A table that used
 # half of its block starts a new epoch at its next round; 2^32 keeps seq an exact JavaScript
 # number for 2^21 epochs.
@@ -152,6 +153,8 @@ class TableCore:
         self._hole: str | None = None  # the face-down card, for the hole-card reader
         self._before_open: list[rec.Record] = []  # a hold's records before its round opened
         self.held: dict[str, Any] | None = None  # the hold the table waits on: {reason, options}
+        self._console_close: rec.StaffDecision | None = None  # the dealer said no more bets
+        self._console_void: rec.StaffDecision | None = None  # dealer and supervisor void
         self._bets: dict[tuple[str, str], Wager] = {}  # this round's bets by (player, bet id)
         self._asked: dict[tuple[str, str], tuple[str, int]] = {}  # as the client sent them
         self._spent_ids: set[tuple[str, str]] = set()  # cancelled ids may not be reused
@@ -196,6 +199,8 @@ class TableCore:
             self._step(gen, command.results, cid)
         elif isinstance(command, cmd.Stop):
             self._stopping = True
+        elif isinstance(command, cmd.Console):
+            self._console(command.staff)
         elif not isinstance(command, cmd.Tick):
             self._queue.append(command)
         self._pump()
@@ -280,6 +285,26 @@ class TableCore:
             reason,
             self.round_id,
         )
+
+    def _console(self, staff: rec.StaffDecision) -> None:
+        """Note the console's action; the table's life applies it where it waits (betting,
+        decisions) — a wait it releases at once."""
+        engine = self.engine
+        if engine is None or engine.phase in (Phase.SETTLED, Phase.VOIDED):
+            log.warning("table %s: console %s ignored: no round in play", self.id, staff.action)
+        elif staff.action == "no_more_bets" and engine.phase is Phase.BETTING:
+            self._console_close = staff
+        elif staff.action == "void":
+            self._console_void = staff
+        else:
+            log.warning("table %s: console %s ignored in %s", self.id, staff.action, self.phase)
+
+    def _staff_void(self) -> Step:
+        """Journal who voided the round from the console; the caller voids it."""
+        staff, self._console_void = self._console_void, None
+        assert staff is not None
+        yield from self._journal(staff)
+        return f"voided from the dealer console by {staff.dealer} and {staff.supervisor}"
 
     # --- seats and views ----------------------------------------------------------------------
 
@@ -394,6 +419,9 @@ class TableCore:
         self._before_open = []
         self._bets, self._asked, self._spent_ids, self._round_bets = {}, {}, set(), {}
         self.cards = {}
+        if self._console_void is not None or self._console_close is not None:
+            log.warning("table %s: a console action came after its round ended", self.id)
+        self._console_close = self._console_void = None
         if shoe is not None:
             shown = {k: v for k, v in shoe.items() if k != "burned"}
             yield self.event(
@@ -401,10 +429,17 @@ class TableCore:
             )
         yield from self._emit(engine.open())
         self.closes_at = self.now + self.settings.betting_seconds
-        yield _Park(self.closes_at)
+        yield _Park(self.closes_at, lambda: bool(self._console_close or self._console_void))
         if self._stopping:
             yield from self._void_current("the table was stopped")
             return
+        if self._console_void is not None:
+            reason = yield from self._staff_void()
+            yield from self._void_current(reason)
+            return
+        if self._console_close is not None:  # who called no more bets before the time
+            staff, self._console_close = self._console_close, None
+            yield from self._journal(staff)
         yield from self._journal(rec.Closed())
         yield from self._emit(apply_record(self.game, engine, rec.Closed()))
         try:
@@ -511,9 +546,11 @@ class TableCore:
             return
         earliest = min(deadline for _, deadline in live.values())
         self._decided = False
-        yield _Park(earliest, lambda: self._decided)
+        yield _Park(earliest, lambda: self._decided or self._console_void is not None)
         if self._stopping:
             raise _Stopping
+        if self._console_void is not None:
+            raise _Irregular((yield from self._staff_void()))
         if self.now >= earliest and self.engine is engine:
             late = sorted({player for (player, _), (_, d) in live.items() if d <= self.now})
             for player in late:
