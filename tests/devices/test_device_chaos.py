@@ -44,7 +44,7 @@ TIMING = {
     "betting_seconds = 0.6": "betting_seconds = 0.25",
     "pause_seconds = 0.2": "pause_seconds = 0.1",
     "decision_seconds = 0.6": "decision_seconds = 0.4",
-    "answer_seconds = 0.6": "answer_seconds = 0.5",
+    "answer_seconds = 3": "answer_seconds = 1",
     "hold_seconds = 30": "hold_seconds = 3",
 }
 
