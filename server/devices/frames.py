@@ -113,6 +113,8 @@ def encode_frame(
         raise ValueError("a control frame has a body")
     if (control or not body) and seq:
         raise ValueError("an ack-only or control frame has seq 0")
+    if body and not control and not seq:
+        raise ValueError("a sequenced frame has a seq from 1")  # else every receiver drops it
     flags = (CONTROL if control else 0 if body else ACK_ONLY) | (MAC if key is not None else 0)
     fields = _FIELDS.pack(MAGIC, VERSION, flags, len(body), seq, ack)
     head = fields + _CRC.pack(zlib.crc32(fields)) + body

@@ -246,6 +246,12 @@ class DeviceMessageError(Exception):
     """A body that is not a valid message of the kind expected."""
 
 
+# What msgspec raises for a body it cannot decode: ``DecodeError`` (``ValidationError`` is
+# one), ``UnicodeDecodeError`` for a string that is not UTF-8 (not a DecodeError), and
+# ``RecursionError`` for nesting too deep.
+_UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
 _encoder = msgspec.msgpack.Encoder()
 _hello = msgspec.msgpack.Decoder(Hello)
 _answer = msgspec.msgpack.Decoder(Welcome | Refused)
@@ -265,7 +271,7 @@ def decode_from_device(role: str, body: bytes) -> Any:
     (another role's message, a field missing or of the wrong type, an unknown field)."""
     try:
         return _from_device[role].decode(body)
-    except (msgspec.DecodeError, RecursionError) as exc:
+    except _UNDECODABLE as exc:
         raise DeviceMessageError(f"not a {role} message: {exc}") from None
 
 
@@ -273,14 +279,14 @@ def decode_to_device(body: bytes) -> Any:
     """A command from the server (the simulators' side)."""
     try:
         return _to_device.decode(body)
-    except (msgspec.DecodeError, RecursionError) as exc:
+    except _UNDECODABLE as exc:
         raise DeviceMessageError(f"not a server command: {exc}") from None
 
 
 def decode_hello(body: bytes) -> Hello:
     try:
         return _hello.decode(body)
-    except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
+    except _UNDECODABLE as exc:
         raise DeviceMessageError(f"not a hello: {exc}") from None
 
 
@@ -288,5 +294,5 @@ def decode_welcome_or_refused(body: bytes) -> Welcome | Refused:
     try:
         answer: Welcome | Refused = _answer.decode(body)
         return answer
-    except (msgspec.DecodeError, RecursionError) as exc:
+    except _UNDECODABLE as exc:
         raise DeviceMessageError(f"not a welcome: {exc}") from None
