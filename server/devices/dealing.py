@@ -159,6 +159,7 @@ class DeviceDealer:
         self.shoe = _Shoe()
         self.faults: dict[str, set[str]] = {}  # device id -> its open faults (table suspended)
         self.reopened: rec.StaffDecision | None = None  # a reopen between rounds, to journal
+        self.stopped = False  # the table is stopping: nothing more is asked of a device
 
     # --- which requests the devices answer ----------------------------------------------------
 
@@ -187,6 +188,8 @@ class DeviceDealer:
         ):
             return []  # asked again after a hold: still waiting for staff
         self.pending = _Pending(round_id, request, hole, now + self.settings.answer_seconds)
+        if self.stopped:  # asked after the stop (the core was between two requests)
+            return self.stop()
         if self.faults:
             return self._suspend(now)
         return self._request(now)
@@ -269,7 +272,9 @@ class DeviceDealer:
 
     def stop(self) -> list[Any]:
         """The table stops: a request still waiting is answered — its round voided; before a
-        round, the round opens to be voided at once (the core is stopping)."""
+        round, the round opens to be voided at once (the core is stopping). A request after
+        the stop is answered the same way at once: its devices may be gone already."""
+        self.stopped = True
         pending = self.pending
         if pending is None or pending.answered:
             return []

@@ -346,3 +346,16 @@ def test_a_void_outside_a_hold_voids_the_round_in_play() -> None:
     assert isinstance(decided.answer, Irregular) and "dana and sam" in decided.answer.reason
     alone = dealer.receive("dealer_console", sign("void", supervisor="dana"), 4)
     assert sent(alone)[0].text.startswith("refused: a dealer and a supervisor")
+
+
+def test_a_request_after_the_stop_is_answered_at_once() -> None:
+    """The core may ask again between the stop and its own Stop (it was journaling the last
+    card): the devices may be gone, so nothing is asked of them and the round is voided."""
+    dealer = shoe_dealer()
+    dealing(dealer)
+    dealer.ask("t.1", CardRequest("player"), None, 1)
+    dealer.receive("card_source", CardRead(card="9H", count=1, round="t.1"), 1)
+    assert dealer.stop() == []  # nothing pending: the card was answered
+    out = dealer.ask("t.1", CardRequest("banker"), None, 2)
+    assert sent(out) == [] and answers(out) == [Irregular("the table was stopped")]
+    assert answers(dealer.ask("t.2", NewShoe(), None, 3)) == [None]  # opens to be voided
