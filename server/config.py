@@ -25,13 +25,17 @@ Every error names the file, the table and the setting.
 from __future__ import annotations
 
 import re
+import ssl
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from server.devices.adapters import ADAPTERS, FRAMED, adapter_role
 from server.devices.messages import ROLES
+from server.devices.serial_port import check_port_name
+from server.devices.tls import server_context
 from server.games.registry import GAMES
 from server.games.table import ConfigError, TableSettings
 
@@ -59,8 +63,9 @@ _TABLE_KEYS = {
     "options",
     "devices",
 }
-_DEVICE_KEYS = {"id", "role", "key", "key_file"}
-_LINK_KEYS = {"host", "port", "answer_seconds", "hold_seconds", "max_restarts"}
+_DEVICE_KEYS = {"id", "role", "key", "key_file", "serial", "baudrate", "protocol"}
+_TLS_KEYS = ("tls_cert", "tls_key", "tls_client_ca")
+_LINK_KEYS = {"host", "port", "answer_seconds", "hold_seconds", "max_restarts", *_TLS_KEYS}
 _DEVICE_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
 
 
@@ -77,11 +82,17 @@ class AuthSettings:
 @dataclass(frozen=True)
 class DeviceSettings:
     """One electronic-table device (``[[devices]]``): its id, role and key (16 bytes or more),
-    which authenticates every frame it sends and receives (docs/devices.md)."""
+    which authenticates every frame it sends and receives (docs/devices.md); ``serial``, the
+    port of a device on a serial line (it connects over TCP without one), at ``baudrate``;
+    ``protocol``, ``croupier`` (the framed link) or a vendor adapter's (``cammegh``: no key —
+    such a line must be physically secured)."""
 
     id: str
     role: str
     key: bytes
+    serial: str | None = None
+    baudrate: int = 9600
+    protocol: str = FRAMED
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,15 @@ class DeviceLinkSettings:
     answer_seconds: float = 10.0
     hold_seconds: float = 300.0
     max_restarts: int = 2
+    # TLS with client certificates on the listener: all three, or none.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+
+    def tls_context(self) -> ssl.SSLContext | None:
+        if self.tls_cert is None or self.tls_key is None or self.tls_client_ca is None:
+            return None
+        return server_context(self.tls_cert, self.tls_key, self.tls_client_ca)
 
 
 @dataclass(frozen=True)
@@ -201,13 +221,51 @@ def _device(where: str, raw: Any, base: Path | None) -> DeviceSettings:
     role = raw.get("role")
     if role not in ROLES:
         raise ConfigError(f"{where}: role must be one of {', '.join(ROLES)}, not {role!r}")
+    serial, baudrate = _serial_line(where, raw)
+    protocol = raw.get("protocol", FRAMED)
+    protocols = (FRAMED, *ADAPTERS)
+    if protocol not in protocols:
+        raise ConfigError(f"{where}: protocol must be one of {', '.join(protocols)}, not {protocol!r}")  # fmt: skip  # noqa: E501
+    if protocol != FRAMED:
+        # A vendor's line carries no key: the adapter speaks the vendor's protocol as it is.
+        if serial is None:
+            raise ConfigError(f"{where}: protocol {protocol!r} runs over a serial line: give serial")  # fmt: skip  # noqa: E501
+        if role != adapter_role(protocol):
+            raise ConfigError(f"{where}: protocol {protocol!r} serves a {adapter_role(protocol)}, not a {role}")  # fmt: skip  # noqa: E501
+        if "key" in raw or "key_file" in raw:
+            raise ConfigError(
+                f"{where}: protocol {protocol!r} has no key (its line must be physically "
+                "secured, docs/devices.md): remove key/key_file"
+            )
+        return DeviceSettings(device_id, role, b"", serial, baudrate, protocol)
+    key = _device_key(where, raw, base)
+    return DeviceSettings(device_id, role, key, serial, baudrate, protocol)
+
+
+def _serial_line(where: str, raw: dict[str, Any]) -> tuple[str | None, int]:
+    """``serial`` (a device path or socket://HOST:PORT) and ``baudrate`` (only with it)."""
+    serial = raw.get("serial")
+    if serial is None:
+        if "baudrate" in raw:
+            raise ConfigError(f"{where}: baudrate is for a device on a serial line: give serial")
+        return None, 9600
+    if not isinstance(serial, str):
+        raise ConfigError(f"{where}: serial must be text (a device path or socket://HOST:PORT)")
+    problem = check_port_name(serial)
+    if problem is not None:
+        raise ConfigError(f"{where}: serial {serial!r}: {problem}")
+    baudrate = _number(where, "baudrate", raw.get("baudrate", 9600), minimum=50, integer=True)
+    if baudrate > 4_000_000:
+        raise ConfigError(f"{where}: baudrate must be at most 4000000, not {baudrate}")
+    return serial, baudrate
+
+
+def _device_key(where: str, raw: dict[str, Any], base: Path | None) -> bytes:
     if ("key" in raw) == ("key_file" in raw):
         raise ConfigError(f"{where}: give the device's key as key (hex) or key_file, one of them")
     text = raw.get("key")
     if "key_file" in raw:
-        path = Path(raw["key_file"])
-        if base is not None and not path.is_absolute():
-            path = base / path
+        path = _path(raw["key_file"], base)
         try:
             text = path.read_text().strip()
         except OSError as exc:
@@ -218,10 +276,18 @@ def _device(where: str, raw: Any, base: Path | None) -> DeviceSettings:
         raise ConfigError(f"{where}: the key must be hexadecimal") from None
     if len(key) < 16:
         raise ConfigError(f"{where}: the key must be at least 16 bytes (32 hex digits)")
-    return DeviceSettings(id=device_id, role=role, key=key)
+    return key
 
 
-def _device_link(where: str, raw: Any) -> DeviceLinkSettings:
+def _path(value: Any, base: Path | None) -> Path:
+    """A path from the file, relative to the file's own directory."""
+    path = Path(str(value))
+    if base is not None and not path.is_absolute():
+        path = base / path
+    return path
+
+
+def _device_link(where: str, raw: Any, base: Path | None) -> DeviceLinkSettings:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: [device_link] must be a table")
     unknown = set(raw) - _LINK_KEYS
@@ -234,7 +300,8 @@ def _device_link(where: str, raw: Any) -> DeviceLinkSettings:
     port = _number(where, "port", raw.get("port", 8100), minimum=0, integer=True)
     if port > 65535:
         raise ConfigError(f"{where}: port must be at most 65535, not {port}")
-    return DeviceLinkSettings(
+    tls = _tls_files(where, raw, base)
+    settings = DeviceLinkSettings(
         host=host,
         port=port,
         answer_seconds=_number(
@@ -246,16 +313,53 @@ def _device_link(where: str, raw: Any) -> DeviceLinkSettings:
         max_restarts=_number(
             where, "max_restarts", raw.get("max_restarts", 2), minimum=0, integer=True
         ),
+        **tls,
     )
+    try:
+        settings.tls_context()  # a certificate, key or CA that does not load fails now
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return settings
+
+
+def _tls_files(where: str, raw: dict[str, Any], base: Path | None) -> dict[str, Path]:
+    """``tls_cert``, ``tls_key`` and ``tls_client_ca``: all three or none, each readable."""
+    given = [name for name in _TLS_KEYS if name in raw]
+    if given and len(given) != len(_TLS_KEYS):
+        missing = [name for name in _TLS_KEYS if name not in raw]
+        raise ConfigError(
+            f"{where}: TLS needs tls_cert, tls_key and tls_client_ca together; "
+            f"{', '.join(missing)} missing"
+        )
+    files = {}
+    for name in given:
+        if not isinstance(raw[name], str) or not raw[name]:
+            raise ConfigError(f"{where}: {name} must be the path of a PEM file")
+        path = _path(raw[name], base)
+        try:
+            with path.open("rb"):
+                pass
+        except OSError as exc:
+            raise ConfigError(f"{where}: cannot read {name} {path}: {exc.strerror}") from None
+        files[name] = path
+    return files
 
 
 def _check_devices(source: str, tables: tuple[TableSettings, ...], devices: tuple[DeviceSettings, ...]) -> None:  # fmt: skip  # noqa: E501
     """Every device a table names exists in that role, and serves one table only."""
     by_id = {}
+    lines: dict[str, str] = {}
     for device in devices:
         if device.id in by_id:
             raise ConfigError(f"{source}: device ids must be unique: {device.id}")
         by_id[device.id] = device
+        if device.serial is not None:
+            if device.serial in lines:
+                raise ConfigError(
+                    f"{source} (device {device.id}): serial {device.serial!r} is already the "
+                    f"line of device {lines[device.serial]}"
+                )
+            lines[device.serial] = device.id
     used: dict[str, str] = {}
     for table in tables:
         for role, device_id in table.devices.items():
@@ -311,7 +415,7 @@ def parse_config(text: str, source: str) -> ServerSettings:
         tables=tables,
         auth=auth,
         devices=devices,
-        device_link=_device_link(source, data.get("device_link", {})),
+        device_link=_device_link(source, data.get("device_link", {}), base),
         starting_balance=_number(
             source,
             "starting_balance",

@@ -1,11 +1,14 @@
 """``croupier devices`` (the devices of a running server, one per line) and ``croupier device
-simulate`` (a simulated card-reading shoe, hole-card reader, wheel or dealer console)."""
+simulate`` (a simulated card-reading shoe, hole-card reader, wheel or dealer console, over
+TCP, TLS or a serial line; a wheel may speak the Cammegh-style ASCII protocol instead)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import ssl
 import sys
 import time
 import urllib.error
@@ -33,12 +36,26 @@ def register(commands: Any) -> None:
     sim = sub.add_parser(
         "simulate",
         help="run a simulated device against a server",
-        description="Connect a simulated device to a server's device port (docs/devices.md, "
-        "'Simulators'), with fault knobs. Runs until interrupted.",
+        description="Connect a simulated device to a server's device port or serial line "
+        "(docs/devices.md, 'Simulators' and 'Transports'), with fault knobs. Runs until "
+        "interrupted.",
     )
     sim.add_argument("--role", required=True, choices=["shoe", "reader", "wheel", "console"])
-    sim.add_argument("--device-id", required=True)
-    sim.add_argument("--server", required=True, help="HOST:PORT of the server's [device_link]")
+    sim.add_argument("--device-id", help="the device's id (not for --protocol cammegh)")
+    sim.add_argument("--server", help="HOST:PORT of the server's [device_link] (or --serial)")
+    sim.add_argument(
+        "--serial", help="a serial port instead of TCP: a device path or socket://HOST:PORT"
+    )
+    sim.add_argument("--baudrate", type=int, default=9600, help="with --serial (default 9600)")
+    sim.add_argument(
+        "--protocol",
+        default="croupier",
+        choices=["croupier", "cammegh"],
+        help="the framed link (default), or a Cammegh-style ASCII wheel (--role wheel --serial)",
+    )
+    sim.add_argument("--tls-ca", type=Path, help="TLS: the CA that signed the server's certificate")
+    sim.add_argument("--tls-cert", type=Path, help="TLS: the device's client certificate")
+    sim.add_argument("--tls-key", type=Path, help="TLS: the client certificate's private key")
     sim.add_argument("--key", help="the device's key, hex (or --key-file)")
     sim.add_argument("--key-file", type=Path)
     sim.add_argument("--seed", type=int, default=0)
@@ -100,31 +117,70 @@ def run_devices(args: argparse.Namespace) -> int:
     return 0
 
 
+def _transport(args: argparse.Namespace) -> tuple[str, int, Any]:
+    """``--server`` HOST and PORT, or ("", 0) with ``--serial``; the TLS context, if any."""
+    from server.devices.serial_port import check_port_name
+    from server.devices.tls import client_context
+
+    if (args.server is None) == (args.serial is None):
+        raise ValueError("give --server HOST:PORT or --serial PORT, one of them")
+    tls_options = (args.tls_ca, args.tls_cert, args.tls_key)
+    if args.serial is not None:
+        if any(tls_options):
+            raise ValueError("--tls-ca, --tls-cert and --tls-key are for --server (TCP)")
+        problem = check_port_name(args.serial)
+        if problem is not None:
+            raise ValueError(f"--serial {args.serial!r}: {problem}")
+        return "", 0, None
+    host, _, port = args.server.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--server must be HOST:PORT, not {args.server!r}")
+    if not any(tls_options):
+        return host, int(port), None
+    if args.tls_ca is None or (args.tls_cert is None) != (args.tls_key is None):
+        raise ValueError("TLS needs --tls-ca, and --tls-cert with --tls-key")
+    try:
+        tls = client_context(args.tls_ca, args.tls_cert, args.tls_key)
+    except ssl.SSLError as exc:
+        raise ValueError(f"cannot load the TLS files: {exc.reason or exc}") from None
+    return host, int(port), tls
+
+
 def run_simulate(args: argparse.Namespace) -> int:
     from server.devices.simulator import DeviceRefused, Faults, SimulatedDevice
 
     try:
-        text = args.key_file.read_text().strip() if args.key_file else args.key
-        if not text:
-            raise ValueError("give the device's key with --key or --key-file")
-        key = bytes.fromhex(text)
-        host, _, port = args.server.rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"--server must be HOST:PORT, not {args.server!r}")
+        host, port, tls = _transport(args)
         script = args.script.read_text().split() if args.script else None
+        knobs = {k.name: getattr(args, k.name) for k in _knobs() if getattr(args, k.name) is not None}  # fmt: skip  # noqa: E501
+        if args.protocol == "cammegh":
+            wheel = _cammegh_wheel(args, script, Faults(**knobs))
+        elif not args.device_id:
+            raise ValueError("give the device's id with --device-id")
+        else:
+            text = args.key_file.read_text().strip() if args.key_file else args.key
+            if not text:
+                raise ValueError("give the device's key with --key or --key-file")
+            key = bytes.fromhex(text)
         staff = tuple(args.staff.split(",", 1))
         if len(staff) != 2 or staff[0] == staff[1]:
             raise ValueError("--staff must name two different people: DEALER,SUPERVISOR")
     except (ValueError, OSError) as exc:
         print(f"croupier device simulate: {exc}", file=sys.stderr)
         return 2
-    knobs = {k.name: getattr(args, k.name) for k in _knobs() if getattr(args, k.name) is not None}
+    if args.protocol == "cammegh":
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(wheel.run())
+        return 0
     device = SimulatedDevice(
         args.device_id,
         args.role,
         key,
         host,
-        int(port),
+        port,
+        serial=args.serial,
+        baudrate=args.baudrate,
+        tls=tls,
         seed=args.seed,
         script=script,
         faults=Faults(**knobs),
@@ -146,3 +202,24 @@ def run_simulate(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     return 0
+
+
+def _cammegh_wheel(args: argparse.Namespace, script: list[str] | None, faults: Any) -> Any:
+    """A Cammegh-style wheel on ``--serial``: ASCII lines, no key, no device id."""
+    from server.devices.cammegh_simulator import CammeghSimulator
+
+    if args.role != "wheel" or args.serial is None:
+        raise ValueError("--protocol cammegh is a wheel on a serial line: --role wheel --serial PORT")  # fmt: skip  # noqa: E501
+    if args.key or args.key_file:
+        raise ValueError("--protocol cammegh has no key (its line must be physically secured)")
+    if args.wheel == "big_six":
+        raise ValueError("--protocol cammegh is a roulette wheel, not a Big Six wheel")
+    return CammeghSimulator(
+        args.serial,
+        baudrate=args.baudrate,
+        seed=args.seed,
+        script=script,
+        faults=faults,
+        wheel=args.wheel,
+        out=print,
+    )

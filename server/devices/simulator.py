@@ -1,6 +1,7 @@
 """Simulated devices: a card-reading shoe, a Masque hole-card reader, an automated wheel and a
-dealer console that talk to ``croupier serve`` over real TCP, as the hardware would
-(``croupier device simulate``, docs/devices.md "Simulators").
+dealer console that talk to ``croupier serve`` over real TCP (with TLS and a client
+certificate when given a context) or a serial line, as the hardware would (``croupier device
+simulate``, docs/devices.md "Simulators" and "Transports").
 
 Each is seeded (the same seed, the same cards and results) or scripted (a file of cards or
 results to produce), keeps its link in "non-volatile memory" (``state``: a JSON file, or
@@ -17,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import random
+import ssl
 import time
 from collections import deque
 from collections.abc import Callable
@@ -48,6 +50,7 @@ from server.devices.messages import (
     decode_welcome_or_refused,
     encode_message,
 )
+from server.devices.serial_port import open_serial_connection
 from server.games.down_under_blackjack.rules import DEFAULT_LIGHTS, HoleRange
 
 __all__ = ["ROLE_NAMES", "DeviceRefused", "Faults", "SimulatedDevice"]
@@ -115,9 +118,15 @@ class SimulatedDevice:
         decide: tuple[str, ...] = ("void",),
         staff: tuple[str, str] = ("dealer-sim", "supervisor-sim"),
         out: Callable[[str], None] = lambda line: None,
+        serial: str | None = None,
+        baudrate: int = 9600,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.id, self.role, self.key = device_id, ROLE_NAMES.get(role, role), key
         self.host, self.port = host, port
+        # The transport: a serial line (a device path or socket://HOST:PORT) instead of TCP to
+        # host:port, or TLS on that TCP connection.
+        self.serial, self.baudrate, self.tls = serial, baudrate, tls
         self.random = random.Random(seed)
         self.script: deque[str] = deque(script or [])
         self.faults = faults or Faults()
@@ -191,8 +200,17 @@ class SimulatedDevice:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), 0.2)
 
+    async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self.serial is not None:
+            return await open_serial_connection(self.serial, self.baudrate)
+        if self.tls is not None:
+            return await asyncio.open_connection(
+                self.host, self.port, ssl=self.tls, server_hostname=self.host
+            )
+        return await asyncio.open_connection(self.host, self.port)
+
     async def _connection(self, stop: asyncio.Event) -> None:
-        reader, writer = await asyncio.open_connection(self.host, self.port)
+        reader, writer = await self._open()
         self._writer = writer
         try:
             hello = Hello(
@@ -203,8 +221,9 @@ class SimulatedDevice:
                 vendor="croupier simulator",
             )
             self.link.send_control(encode_message(hello), time.monotonic())
-            writer.write(self.link.data_to_send())
-            await self._welcome(reader)
+            hello_bytes = self.link.data_to_send()
+            writer.write(hello_bytes)
+            await self._welcome(reader, writer, hello_bytes)
             self.connected.set()
             self._out_now()
             ticker = asyncio.create_task(self._tick())
@@ -230,10 +249,22 @@ class SimulatedDevice:
             if self._writer is writer:
                 self._writer = None
 
-    async def _welcome(self, reader: asyncio.StreamReader) -> None:
+    async def _welcome(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, hello: bytes
+    ) -> None:
         decoder = FrameDecoder()
+        # A serial line has no connection to fail: a hello lost to noise, or sent before the
+        # server opened its port, is sent again each second.
+        wait, tries = (1.0, 5) if self.serial is not None else (5.0, 1)
         while True:
-            data = await asyncio.wait_for(reader.read(4096), 5.0)
+            try:
+                data = await asyncio.wait_for(reader.read(4096), wait)
+            except TimeoutError:
+                tries -= 1
+                if not tries:
+                    raise
+                writer.write(hello)
+                continue
             if not data:
                 raise ConnectionError("closed before the welcome")
             for item in decoder.feed(data):

@@ -26,7 +26,7 @@ from rng.sources import HmacDrbgSource
 from server.config import ServerSettings
 from server.devices.dealing import DealerSettings
 from server.devices.handshake import KnownDevice
-from server.devices.hub import DeviceHub
+from server.devices.hub import DeviceHub, SerialLine
 from server.devices.table_devices import TableDevices, table_dealer
 from server.games.events import CardDealt, WagerSettled
 from server.journal.journal import Journal
@@ -112,6 +112,13 @@ class Casino:
             journal,
             host=link.host,
             port=link.port,
+            # docs/devices.md, "Transports": the serial lines it opens, TLS on its listener
+            lines=[
+                SerialLine(d.id, d.serial, d.baudrate, d.protocol)
+                for d in settings.devices
+                if d.serial is not None
+            ],
+            tls=link.tls_context(),
         )
         dealer_settings = DealerSettings(link.answer_seconds, link.hold_seconds, link.max_restarts)
         self.table_devices: dict[str, TableDevices] = {
