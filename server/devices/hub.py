@@ -27,8 +27,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from server.devices.adapters import ADAPTERS, FRAMED, Adapter, Received
-from server.devices.frames import Frame, FrameDecoder, encode_frame
-from server.devices.handshake import UNAUTHENTICATED, Accepted, DeviceSessions, KnownDevice, Refusal
+from server.devices.frames import Corrupt, Frame, FrameDecoder, encode_frame
+from server.devices.handshake import (
+    NOT_A_HELLO,
+    UNAUTHENTICATED,
+    Accepted,
+    DeviceSessions,
+    KnownDevice,
+    Refusal,
+)
 from server.devices.link import Control, Delivered, Dropped, Link, LinkDown
 from server.devices.messages import (
     DeviceFault,
@@ -45,12 +52,21 @@ __all__ = ["WRONG_TRANSPORT", "Channel", "DeviceHub", "Listener", "SerialLine", 
 
 log = logging.getLogger("croupier.devices")
 HELLO_SECONDS = 5.0  # a connection that sends no hello (or TLS handshake) in this time is closed
+GARBAGE_BEFORE_HELLO = 1024  # bytes a TCP peer may send that are no frame, before hello
 STATE_KEY = "link"
 # A device configured on a serial line said hello over TCP, or another device's hello came
 # on a serial line.
 WRONG_TRANSPORT: Final = "wrong_transport"
 REOPEN_FIRST = 0.5  # seconds before a failed serial line is opened again; doubled each time
 REOPEN_MOST = 30.0
+
+
+class _Garbage(Exception):
+    """More bytes that are no frame than a peer may send before its hello."""
+
+    def __init__(self, skipped: int) -> None:
+        super().__init__(skipped)
+        self.skipped = skipped
 
 
 def _state_owner(device_id: str) -> str:
@@ -285,7 +301,14 @@ class DeviceHub:
                     self._refuse(Refusal(UNAUTHENTICATED, message), None, peer)
                     return
                 certified = common_name(writer.get_extra_info("peercert"))
-            hello = await asyncio.wait_for(self._first_frame(reader), HELLO_SECONDS)
+            try:
+                hello = await asyncio.wait_for(
+                    self._first_frame(reader, garbage_limit=GARBAGE_BEFORE_HELLO), HELLO_SECONDS
+                )
+            except _Garbage as exc:
+                message = f"{exc.skipped} bytes that are no frame before a hello"
+                self._refuse(Refusal(NOT_A_HELLO, message), None, peer)
+                return
             if hello is None:
                 return
             channel = self._hello(hello, writer, peer, certified=certified)
@@ -303,12 +326,20 @@ class DeviceHub:
                 await writer.wait_closed()
 
     async def _first_frame(
-        self, reader: asyncio.StreamReader, *, control_only: bool = False
+        self,
+        reader: asyncio.StreamReader,
+        *,
+        control_only: bool = False,
+        garbage_limit: int | None = None,
     ) -> Frame | None:
         """The connection's first frame (the device sends nothing else before the welcome);
         on a serial line (``control_only``), the first control frame: what the line carried
-        before the device's hello (a session the server no longer serves, noise) is skipped."""
+        before the device's hello (a session the server no longer serves, noise) is skipped.
+        More than ``garbage_limit`` bytes that are no frame raise ``_Garbage`` (over TCP: a
+        peer that has not said who it is gets little more of the event loop than a hello
+        takes to decode)."""
         decoder = FrameDecoder()
+        skipped = 0
         while True:
             data = await reader.read(4096)
             if not data:
@@ -316,6 +347,10 @@ class DeviceHub:
             for item in decoder.feed(data):
                 if isinstance(item, Frame) and (item.control or not control_only):
                     return item
+                if isinstance(item, Corrupt) and garbage_limit is not None:
+                    skipped += item.skipped
+                    if skipped > garbage_limit:
+                        raise _Garbage(skipped)
 
     def _hello(
         self,

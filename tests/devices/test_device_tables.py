@@ -613,3 +613,19 @@ async def test_a_player_command_during_a_hold_is_answered_at_once(tmp_path: Path
                 message = decode_server(await asyncio.wait_for(ws.recv(decode=False), 5))
         assert message.code == "table_held" and "no card" in message.message
         assert table(service, "bac").held is not None
+
+
+@synchronously
+async def test_bytes_that_are_no_frame_before_a_hello_close_the_connection(tmp_path: Path) -> None:  # fmt: skip  # noqa: E501
+    """A peer that sends more than 1 KiB that is no frame before any hello (a magic at every
+    other byte: the decoder's most expensive input) is cut off and counted, without an
+    answer; a device connecting next is welcomed as usual."""
+    async with running(tmp_path) as service:
+        hub = service.casino.devices
+        reader, writer = await asyncio.open_connection("127.0.0.1", hub.port)
+        writer.write(b"CD" * 4096)
+        assert await asyncio.wait_for(reader.read(), 5) == b""  # closed, nothing answered
+        writer.close()
+        assert hub.refused == {"not_a_hello": 1}
+        async with devices(service, {"id": "wheel-1", "role": "wheel", "wheel": "double_zero"}):
+            assert hub.channels["wheel-1"].up
