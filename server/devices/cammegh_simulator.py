@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from rng.wheel_layouts import WheelType, wheel_pockets
 from server.devices.serial_port import open_serial_connection
-from server.devices.simulator import Faults
+from server.devices.simulator import Faults, received_until
 
 __all__ = ["CammeghSimulator"]
 
@@ -83,15 +83,7 @@ class CammeghSimulator:
         stopper = asyncio.create_task(stop.wait())
         partial = b""
         try:
-            while True:
-                read = asyncio.ensure_future(reader.read(1024))
-                await asyncio.wait({read, stopper}, return_when=asyncio.FIRST_COMPLETED)
-                if not read.done():
-                    read.cancel()
-                    return
-                data = read.result()
-                if not data:
-                    return
+            async for data in received_until(reader, stopper, 1024):
                 *lines, partial = _TERMINATOR.split(partial + data)
                 for line in lines:
                     if line.strip():

@@ -21,7 +21,7 @@ import random
 import ssl
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,23 @@ ROLE_NAMES = {
     "wheel": "wheel",
     "console": "dealer_console",
 }
+
+
+async def received_until(
+    reader: asyncio.StreamReader, stopper: asyncio.Task[Any], size: int
+) -> AsyncIterator[bytes]:
+    """What ``reader`` receives, read by read, until the peer closes or ``stopper`` is done
+    (a simulator's stop)."""
+    while True:
+        read = asyncio.ensure_future(reader.read(size))
+        await asyncio.wait({read, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if not read.done():
+            read.cancel()
+            return
+        data = read.result()
+        if not data:
+            return
+        yield data
 
 
 class DeviceRefused(Exception):
@@ -229,15 +246,7 @@ class SimulatedDevice:
             ticker = asyncio.create_task(self._tick())
             stopper = asyncio.create_task(stop.wait())
             try:
-                while True:
-                    read = asyncio.ensure_future(reader.read(65536))
-                    await asyncio.wait({read, stopper}, return_when=asyncio.FIRST_COMPLETED)
-                    if not read.done():
-                        read.cancel()
-                        return
-                    data = read.result()
-                    if not data:
-                        return
+                async for data in received_until(reader, stopper, 65536):
                     await self._received(data)
             finally:
                 ticker.cancel()
