@@ -36,6 +36,7 @@ from tests.devices.test_device_tables import (
     records,
     running,
     synchronously,
+    until,
 )
 from tests.games.test_sans_io import DEVICE_FORBIDDEN, _forbidden
 
@@ -349,10 +350,7 @@ async def cammegh_table(tmp: Path, **sim: Any) -> AsyncIterator[tuple[Service, C
         task = asyncio.create_task(wheel.run(stop))
         try:
             channel = service.casino.devices.channels["wheel-c"]
-            for _ in range(100):
-                if channel.up:
-                    break
-                await asyncio.sleep(0.05)
+            await until(lambda: channel.up)
             assert channel.up
             yield service, wheel
         finally:

@@ -193,6 +193,15 @@ async def play(service: Service, table: str, rounds: int) -> BotReport:
     return await run_bot(url, table, rounds, seed=7, timeout=60)
 
 
+async def until(condition: Callable[[], object], seconds: float = 5.0) -> None:
+    """Wait, polling every 50 ms, until ``condition()`` holds or ``seconds`` have passed (the
+    caller asserts what it needs afterwards)."""
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+
+
 def table(service: Service, table_id: str) -> Any:
     """The table's core: its phase and the hold it waits on (``held``)."""
     return service.casino.tables[table_id].core

@@ -31,6 +31,7 @@ from tests.devices.test_device_tables import (
     records,
     running,
     synchronously,
+    until,
 )
 
 KEY = "5e" * 16
@@ -150,10 +151,7 @@ async def test_a_serial_line_that_cannot_be_opened_is_tried_again_with_a_back_of
     hub = shoe_hub("/dev/ttyUSB9")
     await hub.start()
     try:
-        for _ in range(100):
-            if len(tried) >= 6:
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: len(tried) >= 6)
     finally:
         await hub.stop()
     gaps = [b - a for a, b in itertools.pairwise(tried)][:5]
@@ -178,10 +176,7 @@ async def test_a_serial_line_that_drops_is_opened_again(monkeypatch: pytest.Monk
     hub = shoe_hub(f"socket://127.0.0.1:{port}")
     await hub.start()
     try:
-        for _ in range(100):
-            if len(opened) >= 3:
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: len(opened) >= 3)
     finally:
         await hub.stop()
         terminal.close()

@@ -21,6 +21,7 @@ from tests.devices.test_device_tables import (
     records,
     running,
     synchronously,
+    until,
 )
 
 KEY = "a7" * 16
@@ -122,10 +123,7 @@ async def test_a_certificate_from_another_ca_fails_the_handshake_and_is_counted(
         stop = asyncio.Event()
         task = asyncio.create_task(device.run(stop))  # it keeps trying: a TLS error is an OSError
         hub = service.casino.devices
-        for _ in range(100):
-            if hub.refused.get("unauthenticated"):
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: hub.refused.get("unauthenticated"))
         stop.set()
         await task
         assert hub.refused.get("unauthenticated", 0) >= 1
@@ -139,10 +137,7 @@ async def test_a_plain_tcp_hello_on_the_tls_port_is_refused(tmp_path: Path) -> N
         stop = asyncio.Event()
         task = asyncio.create_task(shoe(service, None).run(stop))
         hub = service.casino.devices
-        for _ in range(100):
-            if hub.refused.get("unauthenticated"):
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: hub.refused.get("unauthenticated"))
         stop.set()
         await task
         assert hub.refused.get("unauthenticated", 0) >= 1
