@@ -558,8 +558,7 @@ class DeviceDealer:
             log = Log("warning", f"{console}: {dealer} and {supervisor} voided the round at table {self.table_id}")  # fmt: skip  # noqa: E501
             if pending is not None and not pending.answered and not isinstance(pending.request, NewShoe):  # fmt: skip  # noqa: E501
                 # The round waits on a device: the void answers what it waits for.
-                why = f"voided from the dealer console by {dealer} and {supervisor}"
-                return [log, *self._answer(Decided(staff, Irregular(why)))]
+                return [log, *self._answer(Decided(staff, Irregular.by_console(staff)))]
             return [log, TableAction(staff)]  # betting or decisions: the table voids it
         if not held or pending is None or pending.hold is None:
             if action.action == "reopen" and self.out_of_service is not None:

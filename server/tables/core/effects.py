@@ -193,6 +193,12 @@ class Irregular:
 
     reason: str
 
+    @classmethod
+    def by_console(cls, staff: Any) -> Irregular:
+        """The dealer and a supervisor voided the round from the console outside a hold
+        (``staff``: their ``StaffDecision``), wherever the round was waiting."""
+        return cls(f"voided from the dealer console by {staff.dealer} and {staff.supervisor}")
+
 
 @dataclass(frozen=True, slots=True)
 class Decided:

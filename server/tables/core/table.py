@@ -304,7 +304,7 @@ class TableCore:
         staff, self._console_void = self._console_void, None
         assert staff is not None
         yield from self._journal(staff)
-        return f"voided from the dealer console by {staff.dealer} and {staff.supervisor}"
+        return Irregular.by_console(staff).reason
 
     # --- seats and views ----------------------------------------------------------------------
 
