@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from server.devices.adapters import ADAPTERS, FRAMED, Adapter, Received
-from server.devices.frames import Corrupt, Frame, FrameDecoder, encode_frame
+from server.devices.frames import Corrupt, Frame, FrameDecoder
 from server.devices.handshake import (
     NOT_A_HELLO,
     UNAUTHENTICATED,
@@ -431,13 +431,13 @@ class DeviceHub:
         writer: asyncio.StreamWriter,
         *,
         serial: bool = False,
-    ) -> bytes | None:
+    ) -> Frame | None:
         """Run the device's link until the connection ends; on a serial line, until the
-        device says hello again (a restart): that hello's body is returned."""
+        device says hello again (a restart): that hello's frame is returned."""
         link = channel.link
         assert link is not None
         ticker = asyncio.create_task(self._tick(channel, link, writer, close=not serial))
-        hello: bytes | None = None
+        hello: Frame | None = None
         try:
             while channel.writer is writer and hello is None:
                 data = await reader.read(65536)
@@ -455,19 +455,18 @@ class DeviceHub:
                 log.warning("device disconnected", extra={"device": channel.device.id})
         return hello
 
-    def _received(self, channel: Channel, link: Link, data: bytes) -> list[bytes]:
-        """Bytes from the device; the bodies of the control frames among them (a hello: the
-        link has checked its MAC)."""
+    def _received(self, channel: Channel, link: Link, data: bytes) -> list[Frame]:
+        """Bytes from the device; the control frames among them (a hello)."""
         delivered = False
-        hellos: list[bytes] = []
+        hellos: list[Frame] = []
         for event in link.receive_data(data, time.monotonic()):
             if isinstance(event, Delivered):
                 delivered = True
                 self._deliver(channel, event.body)
             elif isinstance(event, Dropped):
                 channel.count(event.reason)
-            elif isinstance(event, Control):
-                hellos.append(event.body)
+            elif isinstance(event, Control) and event.frame is not None:
+                hellos.append(event.frame)
         channel.last_heard = time.time()
         if delivered:
             self._save(channel)
@@ -566,13 +565,7 @@ class DeviceHub:
             if channel is None:  # refused: the device may say hello again on the same line
                 hello = await self._first_frame(reader, control_only=True)
                 continue
-            body = await self._serve(channel, reader, writer, serial=True)
-            if body is None:
-                return
-            # The link checked the hello's MAC under the device's key; the handshake reads it
-            # as a frame again.
-            again = FrameDecoder().feed(encode_frame(0, 0, body, key=channel.device.key, control=True))  # fmt: skip  # noqa: E501
-            hello = next(item for item in again if isinstance(item, Frame))
+            hello = await self._serve(channel, reader, writer, serial=True)
 
     async def _vendor_line(
         self,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hmac
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from server.devices.frames import MAC, Corrupt, Frame, FrameDecoder, encode_frame, frame_mac
 
@@ -50,9 +50,12 @@ class Delivered:
 
 @dataclass(frozen=True, slots=True)
 class Control:
-    """A control body (the hello and its answer): outside the sequence, never acknowledged."""
+    """A control body (the hello and its answer): outside the sequence, never acknowledged.
+    ``frame`` is the frame it came in (a hello again, on a serial line: the handshake reads
+    the frame itself)."""
 
     body: bytes
+    frame: Frame | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +208,7 @@ class Link:
         if frame.ack_only:
             return []
         if frame.control:
-            return [Control(frame.body)]
+            return [Control(frame.body, frame)]
         self._ack_owed = True  # every data frame is answered, even a dropped one
         if frame.seq == self.received + 1:
             self.received = frame.seq
