@@ -111,6 +111,20 @@ async def test_a_device_without_its_own_certificate_is_refused(
         assert not service.casino.devices.channels["shoe-t"].up
 
 
+async def assert_refused_while_it_retries(tmp_path: Path, tls: ssl.SSLContext | None) -> None:
+    """The shoe connects with ``tls`` (None: plain TCP) and keeps trying (a TLS error is an
+    OSError): each attempt is counted ``unauthenticated``, and none becomes a connection."""
+    async with running(tmp_path, CONFIG.format(key=KEY)) as service:
+        stop = asyncio.Event()
+        task = asyncio.create_task(shoe(service, tls).run(stop))
+        hub = service.casino.devices
+        await until(lambda: hub.refused.get("unauthenticated"))
+        stop.set()
+        await task
+        assert hub.refused.get("unauthenticated", 0) >= 1
+        assert hub.channels["shoe-t"].connections == 0
+
+
 @synchronously
 async def test_a_certificate_from_another_ca_fails_the_handshake_and_is_counted(
     tmp_path: Path,
@@ -118,30 +132,13 @@ async def test_a_certificate_from_another_ca_fails_the_handshake_and_is_counted(
     ca = certificates(tmp_path)
     stranger = authority(tmp_path, "stranger-ca")
     forged = issue(tmp_path, stranger, "shoe-t")
-    async with running(tmp_path, CONFIG.format(key=KEY)) as service:
-        device = shoe(service, client_context(ca.cert, forged.cert, forged.key))
-        stop = asyncio.Event()
-        task = asyncio.create_task(device.run(stop))  # it keeps trying: a TLS error is an OSError
-        hub = service.casino.devices
-        await until(lambda: hub.refused.get("unauthenticated"))
-        stop.set()
-        await task
-        assert hub.refused.get("unauthenticated", 0) >= 1
-        assert hub.channels["shoe-t"].connections == 0
+    await assert_refused_while_it_retries(tmp_path, client_context(ca.cert, forged.cert, forged.key))  # fmt: skip  # noqa: E501
 
 
 @synchronously
 async def test_a_plain_tcp_hello_on_the_tls_port_is_refused(tmp_path: Path) -> None:
     certificates(tmp_path)
-    async with running(tmp_path, CONFIG.format(key=KEY)) as service:
-        stop = asyncio.Event()
-        task = asyncio.create_task(shoe(service, None).run(stop))
-        hub = service.casino.devices
-        await until(lambda: hub.refused.get("unauthenticated"))
-        stop.set()
-        await task
-        assert hub.refused.get("unauthenticated", 0) >= 1
-        assert hub.channels["shoe-t"].connections == 0
+    await assert_refused_while_it_retries(tmp_path, None)
 
 
 def test_the_common_name_is_the_one_cn_of_the_subject() -> None:
