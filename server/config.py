@@ -45,6 +45,7 @@ __all__ = [
     "DeviceLinkSettings",
     "DeviceSettings",
     "ServerSettings",
+    "StationRules",
     "TableSettings",
     "demo_config_text",
     "load_config",
@@ -63,7 +64,8 @@ _TABLE_KEYS = {
     "options",
     "devices",
 }
-_DEVICE_KEYS = {"id", "role", "key", "key_file", "serial", "baudrate", "protocol"}
+_DEVICE_KEYS = {"id", "role", "key", "key_file", "serial", "baudrate", "protocol", "tables", "seat"}
+_STATION_KEYS = {"handpay_limit", "ticket_limit", "ticket_expiry_days", "bills"}
 _TLS_KEYS = ("tls_cert", "tls_key", "tls_client_ca")
 _LINK_KEYS = {"host", "port", "answer_seconds", "hold_seconds", "max_restarts", *_TLS_KEYS}
 _DEVICE_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
@@ -93,6 +95,20 @@ class DeviceSettings:
     serial: str | None = None
     baudrate: int = 9600
     protocol: str = FRAMED
+    # A player station (role "station"): the electronic tables it plays, and its seat at them.
+    tables: tuple[str, ...] = ()
+    seat: int = 0
+
+
+@dataclass(frozen=True)
+class StationRules:
+    """``[stations]``: the money rules of every player station (docs/electronic-tables.md).
+    Amounts in minor units."""
+
+    handpay_limit: int = 120_000  # a round paying a station more than this: a handpay
+    ticket_limit: int = 1_000_000  # a cash-out above this is paid by hand (cancelled credits)
+    ticket_expiry_days: float = 30.0
+    bills: tuple[int, ...] = (100, 500, 1_000, 2_000, 5_000, 10_000)
 
 
 @dataclass(frozen=True)
@@ -121,6 +137,7 @@ class ServerSettings:
     auth: AuthSettings = field(default_factory=AuthSettings)
     devices: tuple[DeviceSettings, ...] = ()
     device_link: DeviceLinkSettings = field(default_factory=DeviceLinkSettings)
+    stations: StationRules = field(default_factory=StationRules)
     starting_balance: int = 100_000
     currency: str = "PLAY"
     source: str = "<built-in demo>"
@@ -222,6 +239,7 @@ def _device(where: str, raw: Any, base: Path | None) -> DeviceSettings:
     if role not in ROLES:
         raise ConfigError(f"{where}: role must be one of {', '.join(ROLES)}, not {role!r}")
     serial, baudrate = _serial_line(where, raw)
+    tables, seat = _station_seat(where, role, raw)
     protocol = raw.get("protocol", FRAMED)
     protocols = (FRAMED, *ADAPTERS)
     if protocol not in protocols:
@@ -239,7 +257,64 @@ def _device(where: str, raw: Any, base: Path | None) -> DeviceSettings:
             )
         return DeviceSettings(device_id, role, b"", serial, baudrate, protocol)
     key = _device_key(where, raw, base)
-    return DeviceSettings(device_id, role, key, serial, baudrate, protocol)
+    return DeviceSettings(device_id, role, key, serial, baudrate, protocol, tables, seat)
+
+
+def _station_seat(where: str, role: str, raw: dict[str, Any]) -> tuple[tuple[str, ...], int]:
+    """A station's ``tables`` (one or more table ids) and ``seat`` (1 or more); no other
+    role has them."""
+    if role != "station":
+        extra = sorted({"tables", "seat"} & set(raw))
+        if extra:
+            raise ConfigError(f"{where}: {', '.join(extra)} are a station's settings, not a {role}'s")  # fmt: skip  # noqa: E501
+        return (), 0
+    tables = raw.get("tables")
+    if (
+        not isinstance(tables, list)
+        or not tables
+        or not all(isinstance(t, str) and t for t in tables)
+        or len(set(tables)) != len(tables)
+    ):
+        raise ConfigError(f"{where}: tables must list the table ids the station plays, each once")
+    seat = _number(where, "seat", raw.get("seat"), minimum=1, integer=True)
+    return tuple(tables), seat
+
+
+def _station_rules(where: str, raw: Any) -> StationRules:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [stations] must be a table")
+    unknown = set(raw) - _STATION_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: [stations]: unknown setting(s) {', '.join(sorted(unknown))}")  # fmt: skip  # noqa: E501
+    where = f"{where}: [stations]"
+    default = StationRules()
+    bills = raw.get("bills", list(default.bills))
+    if not isinstance(bills, list) or not bills:
+        raise ConfigError(f"{where}: bills must list the denominations accepted, in minor units")
+    return StationRules(
+        handpay_limit=_number(
+            where,
+            "handpay_limit",
+            raw.get("handpay_limit", default.handpay_limit),
+            minimum=1,
+            integer=True,
+        ),
+        ticket_limit=_number(
+            where,
+            "ticket_limit",
+            raw.get("ticket_limit", default.ticket_limit),
+            minimum=1,
+            integer=True,
+        ),
+        ticket_expiry_days=_number(
+            where,
+            "ticket_expiry_days",
+            raw.get("ticket_expiry_days", default.ticket_expiry_days),
+            minimum=0.0001,
+            integer=False,
+        ),
+        bills=tuple(sorted({_number(where, "bills", b, minimum=1, integer=True) for b in bills})),
+    )
 
 
 def _serial_line(where: str, raw: dict[str, Any]) -> tuple[str | None, int]:
@@ -372,6 +447,22 @@ def _check_devices(source: str, tables: tuple[TableSettings, ...], devices: tupl
             if device_id in used:
                 raise ConfigError(f"{where}: {device_id} already serves table {used[device_id]}")
             used[device_id] = table.id
+            if role == "station":
+                raise ConfigError(f"{where}: a station names its tables itself ([[devices]] tables)")  # fmt: skip  # noqa: E501
+    by_table = {t.id: t for t in tables}
+    seats: dict[tuple[str, int], str] = {}
+    for device in devices:
+        for table_id in device.tables:
+            where = f"{source} (device {device.id}): tables"
+            played = by_table.get(table_id)
+            if played is None:
+                raise ConfigError(f"{where}: no [[tables]] entry has id {table_id!r}")
+            if device.seat > played.seats:
+                raise ConfigError(f"{where}: seat {device.seat}, but table {table_id} has {played.seats} seats")  # fmt: skip  # noqa: E501
+            taken = seats.get((table_id, device.seat))
+            if taken is not None:
+                raise ConfigError(f"{where}: seat {device.seat} of table {table_id} is already station {taken}'s")  # fmt: skip  # noqa: E501
+            seats[(table_id, device.seat)] = device.id
 
 
 def parse_config(text: str, source: str) -> ServerSettings:
@@ -416,6 +507,7 @@ def parse_config(text: str, source: str) -> ServerSettings:
         auth=auth,
         devices=devices,
         device_link=_device_link(source, data.get("device_link", {}), base),
+        stations=_station_rules(source, data.get("stations", {})),
         starting_balance=_number(
             source,
             "starting_balance",

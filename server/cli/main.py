@@ -19,6 +19,7 @@ from server.cli import (
     replay_command,
     rng_commands,
     serve_command,
+    station_commands,
     wallet_command,
 )
 
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_command.register(commands)
     wallet_command.register(commands)
     device_commands.register(commands)
+    station_commands.register(commands)
     return parser
 
 

@@ -74,7 +74,10 @@ def _state_owner(device_id: str) -> str:
 
 
 class Listener(Protocol):
-    """The table a device serves (``TableDevices``)."""
+    """The table a device serves (``TableDevices``), or a player station's service. One
+    that also has ``device_link(up, cause, session)`` is told when the device's link comes
+    up (a hello accepted: ``session``) and goes down (``cause``: ``connection`` when the
+    connection closed, ``heartbeat`` when the device fell silent)."""
 
     def device_message(self, role: str, message: Any) -> None: ...
 
@@ -126,6 +129,7 @@ class Channel:
     faults: list[str] = field(default_factory=list)
     transport: str = "tcp"  # tcp, tls, or serial:PORT
     vendor: VendorLine | None = None  # a device of a vendor's protocol
+    reported_up: bool = False  # what the listener was last told of the link
 
     @property
     def up(self) -> bool:
@@ -417,6 +421,7 @@ class DeviceHub:
             accepted.link.send(body, now)
         self._flush(channel)
         self._save(channel)
+        self._link_changed(channel, True, "")
         log.info(
             "device connected",
             extra={"device": channel.device.id, "session": accepted.session,
@@ -453,7 +458,17 @@ class DeviceHub:
             if channel.writer is writer and hello is None:
                 channel.writer = None
                 log.warning("device disconnected", extra={"device": channel.device.id})
+                self._link_changed(channel, False, "connection")
         return hello
+
+    def _link_changed(self, channel: Channel, up: bool, cause: str) -> None:
+        """Tell the device's listener that its link came up or went down (once each way)."""
+        if channel.reported_up == up and not up:
+            return
+        channel.reported_up = up
+        notify = getattr(channel.listener, "device_link", None)
+        if notify is not None:
+            notify(up, cause, channel.session)
 
     def _received(self, channel: Channel, link: Link, data: bytes) -> list[Frame]:
         """Bytes from the device; the control frames among them (a hello)."""
@@ -508,6 +523,7 @@ class DeviceHub:
                     "device link down",
                     extra={"device": channel.device.id, "silent_for": round(down.silent_for, 3)},
                 )
+                self._link_changed(channel, False, "heartbeat")
                 if close:
                     writer.close()  # TCP: the device connects again
                 # A serial line stays open: the device says hello on it again.

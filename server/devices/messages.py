@@ -18,6 +18,13 @@ __all__ = [
     "FROM_DEVICE",
     "ROLES",
     "Arm",
+    "AttendantKey",
+    "BillEscrow",
+    "BillReturned",
+    "BillStacked",
+    "BillVerdict",
+    "CardIn",
+    "CardOut",
     "CardRead",
     "ConsoleAction",
     "DeviceFault",
@@ -25,11 +32,19 @@ __all__ = [
     "ExpectCards",
     "Hello",
     "HoleLamp",
+    "PrintTicket",
     "Prompt",
     "Refused",
     "Restart",
+    "Screen",
+    "SelfTest",
     "ShoeState",
     "StartSpin",
+    "StationState",
+    "TicketIn",
+    "TicketPrintFailed",
+    "TicketPrinted",
+    "TicketVerdict",
     "Welcome",
     "WheelPhase",
     "WheelResult",
@@ -41,8 +56,8 @@ __all__ = [
     "encode_message",
 ]
 
-ROLES: Final = ("card_source", "hole_card_reader", "wheel", "dealer_console")
-Role = Literal["card_source", "hole_card_reader", "wheel", "dealer_console"]
+ROLES: Final = ("card_source", "hole_card_reader", "wheel", "dealer_console", "station")
+Role = Literal["card_source", "hole_card_reader", "wheel", "dealer_console", "station"]
 DeviceId = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:\-]+$")]
 Seq = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]
 Session = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
@@ -221,6 +236,131 @@ class Prompt(_Message, tag="prompt", frozen=True):
     options: tuple[str, ...] = ()
 
 
+# --- station (a player station of an electronic gaming table: its cabinet's peripherals) -------
+
+Money = Annotated[int, msgspec.Meta(ge=1, le=10**12)]  # minor units
+# A TITO ticket's validation number: 18 digits (docs/electronic-tables.md, "Tickets").
+Validation = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+
+
+class SelfTest(_Message, tag="self_test", frozen=True):
+    """The station's self-test, sent after every hello: ``passed``, or why not (``detail``).
+    A station takes no bets until it has passed one since it connected; a failure locks it."""
+
+    passed: bool
+    detail: Text = ""
+
+
+class BillEscrow(_Message, tag="bill_escrow", frozen=True):
+    """The bill validator holds a bill in escrow: ``bill`` the validator's own count of bills
+    (1, 2, …), ``amount`` its denomination in minor units. The server answers
+    ``bill_verdict``; only a bill it accepts may be stacked."""
+
+    bill: Count
+    amount: Money
+
+
+class BillStacked(_Message, tag="bill_stacked", frozen=True):
+    """The bill went into the cash box: its value becomes credits (once per ``bill``)."""
+
+    bill: Count
+    amount: Money
+
+
+class BillReturned(_Message, tag="bill_returned", frozen=True):
+    """The bill was given back to the player (refused, or the validator could not stack it)."""
+
+    bill: Count
+
+
+class TicketIn(_Message, tag="ticket_in", frozen=True):
+    """The ticket reader read a ticket: its ``validation`` number and the ``amount`` printed
+    on it. The server redeems it (credits) or refuses it, answering ``ticket_verdict``."""
+
+    validation: Validation
+    amount: Money
+
+
+class TicketPrinted(_Message, tag="ticket_printed", frozen=True):
+    """The printer printed the ticket the server asked for (``print_ticket``)."""
+
+    validation: Validation
+
+
+class TicketPrintFailed(_Message, tag="ticket_print_failed", frozen=True):
+    """The printer could not print it (out of paper, jam): the ticket is voided and its
+    value goes back to the station's credits."""
+
+    validation: Validation
+    reason: Text = ""
+
+
+class CardIn(_Message, tag="card_in", frozen=True):
+    """A player card went into the card reader: ``card``, the loyalty or account number."""
+
+    card: DeviceId
+
+
+class CardOut(_Message, tag="card_out", frozen=True):
+    """The player card was taken out."""
+
+
+class AttendantKey(_Message, tag="attendant_key", frozen=True):
+    """The attendant key was turned ``on`` (by ``attendant``, the id on the key or staff
+    card) or back off: the attendant menu opens or closes on the touchscreen."""
+
+    on: bool
+    attendant: Staff = ""
+
+
+class StationState(_Message, tag="station_state", frozen=True):
+    """Server → station: ``enabled`` (the station may take bills, tickets and bets) or not,
+    with its ``locks``; its ``credits``; a ``handpay`` pending (minor units); whether the
+    attendant was ``called`` (the tower light)."""
+
+    enabled: bool
+    credits: int
+    locks: tuple[str, ...] = ()
+    handpay: int = 0
+    called: bool = False
+
+
+class BillVerdict(_Message, tag="bill_verdict", frozen=True):
+    """Server → station: stack the bill in escrow (``accept``) or return it (``reason``)."""
+
+    bill: Count
+    accept: bool
+    reason: Text = ""
+
+
+class TicketVerdict(_Message, tag="ticket_verdict", frozen=True):
+    """Server → station: the ticket was redeemed (``accept``: keep it, ``amount`` credited) or
+    refused (give it back; ``reason``)."""
+
+    validation: Validation
+    accept: bool
+    amount: int = 0
+    reason: Text = ""
+
+
+class PrintTicket(_Message, tag="print_ticket", frozen=True):
+    """Server → station: print a cash-out ticket (TITO)."""
+
+    validation: Validation
+    amount: Money
+    issued_at: str
+    expires_at: str
+    station: DeviceId
+
+
+class Screen(_Message, tag="screen", frozen=True):
+    """Server → station, after every welcome: where the cabinet's touchscreen opens
+    (``path``) and the token it says hello with (valid for this session of the station)."""
+
+    path: str
+    token: str
+
+
 # --- every role -------------------------------------------------------------------------------
 
 
@@ -238,8 +378,32 @@ FROM_DEVICE: Final[dict[str, tuple[type[_Message], ...]]] = {
     "hole_card_reader": (HoleLamp, DeviceFault),
     "wheel": (WheelPhase, WheelResult, WheelWarning, DeviceFault),
     "dealer_console": (ConsoleAction, DeviceFault),
+    "station": (
+        SelfTest,
+        BillEscrow,
+        BillStacked,
+        BillReturned,
+        TicketIn,
+        TicketPrinted,
+        TicketPrintFailed,
+        CardIn,
+        CardOut,
+        AttendantKey,
+        DeviceFault,
+    ),
 }
-TO_DEVICE: Final = (ExpectCards, Arm, StartSpin, Restart, Prompt)
+TO_DEVICE: Final = (
+    ExpectCards,
+    Arm,
+    StartSpin,
+    Restart,
+    Prompt,
+    StationState,
+    BillVerdict,
+    TicketVerdict,
+    PrintTicket,
+    Screen,
+)
 
 
 class DeviceMessageError(Exception):

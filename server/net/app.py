@@ -32,6 +32,7 @@ from server.journal.sqlite_journal import SqliteJournal
 from server.net.connection import ConnectionLimits, serve_connection
 from server.net.fanout import fanout
 from server.net.metrics import Metrics
+from server.stations.store import open_station_store
 from server.tables.casino import Casino
 from server.tables.clock import Clock, SystemClock
 from server.wallet.sqlite_ledger import SqliteLedger
@@ -127,12 +128,15 @@ class Service:
         try:
             self.ledger = SqliteLedger(data_dir / "ledger.sqlite")
             self.journal = SqliteJournal(data_dir / "journal.sqlite")
+            self.stations_store, ticket_key = open_station_store(data_dir)
             self.casino = Casino(
                 settings,
                 self.ledger,
                 self.journal,
                 clock or SystemClock(),
                 secret_file=data_dir / "token-key",
+                stations_store=self.stations_store,
+                ticket_key=ticket_key,
             )
         except BaseException:
             self.lock.release()
@@ -264,8 +268,11 @@ class Service:
             await self.server.wait_closed()
         await self.casino.stop()
         await self.casino.devices.stop()
+        if self.casino.stations is not None:
+            await self.casino.stations.drain()
         self.ledger.close()
         self.journal.close()
+        self.stations_store.close()
         self.lock.release()
 
     async def run_forever(

@@ -25,9 +25,12 @@ from server.net.metrics import Metrics
 from server.protocol.codec import ProtocolError, decode_client, encode
 from server.protocol.messages import (
     PROTOCOL_VERSION,
+    AttendantAction,
     BetAccepted,
     BetCancelled,
+    CallAttendant,
     CancelBet,
+    CashOut,
     ClientMessage,
     Decide,
     ErrorMessage,
@@ -49,6 +52,7 @@ from server.protocol.messages import (
     ServerMessage,
     Welcome,
 )
+from server.stations.service import StationRefused, Stations
 from server.tables.casino import AuthError, Casino, Player
 from server.tables.runtime import Reply, TableRuntime
 
@@ -102,6 +106,7 @@ class _Session:
         self._closer: asyncio.Task[None] | None = None
         self.received_at = 0.0  # when the frame being handled arrived (time.perf_counter)
         self.last_error = ""  # the code of the last error reply
+        self.unwatch: Any = None  # a station's touchscreen: stop its status updates
 
     # --- sending -----------------------------------------------------------------------------
 
@@ -194,6 +199,29 @@ class _Session:
                     self.send(rules)
             case Ping():
                 self.send(Pong(nonce=message.nonce, ref=message.ref))
+            case CashOut() | CallAttendant() | AttendantAction():
+                await self._station_request(message)
+        return None
+
+    async def _station_request(self, message: CashOut | CallAttendant | AttendantAction) -> None:
+        """A player station's touchscreen (docs/electronic-tables.md)."""
+        assert self.player is not None
+        stations, station = self.casino.stations, self.player.station
+        if stations is None or station is None:
+            return self.error("not_a_station", "this connection is not a station's touchscreen", ref=message.ref)  # fmt: skip  # noqa: E501
+        try:
+            if isinstance(message, CashOut):
+                ticket = await stations.cash_out(station, message.ref)
+                if ticket is not None:
+                    self.send(ticket)
+                    return None
+            elif isinstance(message, CallAttendant):
+                await stations.call_attendant(station, message.on)
+            else:
+                await stations.attendant_action(station, message.action)
+        except StationRefused as exc:
+            return self.error(exc.code, str(exc), station, message.ref)
+        self.send(stations.status(station, message.ref))
         return None
 
     def _hello(self, message: Hello) -> None:
@@ -221,11 +249,14 @@ class _Session:
                 currency=self.casino.settings.currency if player.play_money else "USD",
                 play_money=player.play_money,
                 token=player.token,
+                station=player.station,
                 ref=message.ref,
             )
         )
         for notice in self.casino.notices.pop(player.player_id, []):
             self.send(notice)
+        if player.station is not None and self.casino.stations is not None:
+            self.unwatch = self.casino.stations.watch(player.station, self.send)
         return None
 
     def _table(self, table_id: str, ref: int | None) -> TableRuntime | None:
@@ -240,6 +271,10 @@ class _Session:
             return
         assert self.player is not None
         player_id = self.player.player_id
+        stations: Stations | None = self.casino.stations
+        refusal = stations.join_refusal(table.id, player_id, message.role) if stations else None
+        if refusal is not None:
+            return self.error("stations_only", refusal, table.id, message.ref)
         old = self.viewers.pop(table.id, None)
         if old is not None:
             table.remove_viewer(old)
@@ -274,6 +309,8 @@ class _Session:
 
     def drop(self) -> None:
         """The connection is gone: stop viewing; bets already accepted stand and settle."""
+        if self.unwatch is not None:
+            self.unwatch()
         for table_id, viewer in list(self.viewers.items()):
             table = self.casino.tables.get(table_id)
             if table is not None:

@@ -20,10 +20,14 @@ __all__ = [
     "MAX_AMOUNT",
     "PROTOCOL_VERSION",
     "SERVER_MESSAGES",
+    "AttendantAction",
     "BalanceChanged",
     "BetAccepted",
     "BetCancelled",
+    "CallAttendant",
     "CancelBet",
+    "CashOut",
+    "CashedOut",
     "ClientMessage",
     "Decide",
     "ErrorMessage",
@@ -46,10 +50,13 @@ __all__ = [
     "Resume",
     "Rules",
     "ServerMessage",
+    "StationLock",
+    "StationStatus",
     "TableEvent",
     "TableSnapshot",
     "TableSummary",
     "Welcome",
+    "Winners",
 ]
 
 PROTOCOL_VERSION: Final = 1
@@ -163,6 +170,31 @@ class Ping(_Message, tag="ping"):
     ref: Ref = None
 
 
+# --- a player station's touchscreen (docs/electronic-tables.md) ---------------------------------
+
+
+class CashOut(_Message, tag="cash_out"):
+    """Cash out every credit on the station: a ticket is printed (``cashed_out``), or an
+    attendant pays it by hand above the ticket limit (the station shows the handpay)."""
+
+    ref: Ref = None
+
+
+class CallAttendant(_Message, tag="call_attendant"):
+    """The attendant call button: light the station's tower light (``on``) or put it out."""
+
+    on: bool = True
+    ref: Ref = None
+
+
+class AttendantAction(_Message, tag="attendant_action"):
+    """From the attendant menu, while the attendant key is turned: ``clear`` the station's
+    locks whose cause is gone, or ``handpay``: the pending handpay was paid by hand."""
+
+    action: Literal["clear", "handpay"]
+    ref: Ref = None
+
+
 ClientMessage = (
     Hello
     | ListTables
@@ -176,6 +208,9 @@ ClientMessage = (
     | GetRecall
     | GetRules
     | Ping
+    | CashOut
+    | CallAttendant
+    | AttendantAction
 )
 CLIENT_MESSAGES: Final = ClientMessage.__args__
 
@@ -193,6 +228,7 @@ class Welcome(_Message, tag="welcome"):
     currency: str
     play_money: bool
     token: str
+    station: str | None = None  # a player station's touchscreen: the station's id
     ref: Ref = None
 
 
@@ -341,6 +377,61 @@ class ErrorMessage(_Message, tag="error"):
     ref: Ref = None
 
 
+class StationLock(msgspec.Struct, frozen=True):
+    """Why a station is locked: ``cause`` (``door_open``, ``tilt``, ``connection`` …), since
+    when (ISO 8601, UTC), and whether the cause is ``present`` still (an attendant clears
+    a lock only once it is gone)."""
+
+    cause: str
+    since: str
+    detail: str = ""
+    present: bool = False
+
+
+class StationStatus(_Message, tag="station"):
+    """A player station's state, sent to its touchscreen on login and whenever it changes.
+
+    ``credits`` in minor units; ``enabled``: it takes bets now (no lock, connected, its
+    self-test passed, no handpay pending); ``handpay`` ``{amount, kind, round}`` waiting for
+    an attendant (``jackpot`` or ``cancelled_credits``); ``attendant`` the id of the
+    attendant whose key is turned (the attendant menu is open), with ``meters``; ``called``
+    the attendant call light; ``player_card`` the card in the reader."""
+
+    station: str
+    seat: int
+    tables: list[str]
+    credits: int
+    enabled: bool
+    locks: list[StationLock] = []
+    handpay: dict[str, Any] | None = None
+    attendant: str | None = None
+    meters: dict[str, Any] | None = None
+    called: bool = False
+    player_card: str | None = None
+    last_ticket: dict[str, Any] | None = None
+    ref: Ref = None
+
+
+class CashedOut(_Message, tag="cashed_out"):
+    """A cash-out ticket was issued: its ``validation`` number, ``amount`` and ``expires_at``
+    (ISO 8601, UTC); the printer prints it."""
+
+    validation: str
+    amount: int
+    expires_at: str
+    ref: Ref = None
+
+
+class Winners(_Message, tag="winners"):
+    """To every viewer of a table with stations after each round: what each station seat
+    won (``wins``: ``{seat, amount}``, the amount paid back, largest first) — seats, never
+    players."""
+
+    table: str
+    round: str
+    wins: list[dict[str, int]]
+
+
 ServerMessage = (
     Welcome
     | Notice
@@ -355,5 +446,8 @@ ServerMessage = (
     | Rules
     | Pong
     | ErrorMessage
+    | StationStatus
+    | CashedOut
+    | Winners
 )
 SERVER_MESSAGES: Final = ServerMessage.__args__

@@ -17,6 +17,7 @@ import logging
 import secrets
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,13 @@ from server.devices.handshake import KnownDevice
 from server.devices.hub import DeviceHub, SerialLine
 from server.devices.table_devices import TableDevices, table_dealer
 from server.games.events import CardDealt, WagerSettled
+from server.games.table import ConfigError
 from server.journal.journal import Journal
-from server.protocol.messages import Notice, RecalledRound, Rules, TableSummary
+from server.protocol.codec import encode
+from server.protocol.messages import Notice, RecalledRound, Rules, ServerMessage, TableSummary
+from server.stations.meters import station_player
+from server.stations.service import StationRefused, Stations
+from server.stations.store import StationStore
 from server.tables.clock import Clock
 from server.tables.games import GameTable, build_game
 from server.tables.recovery import Recovered, recover_open_rounds
@@ -65,6 +71,7 @@ class Player:
     name: str
     play_money: bool
     token: str
+    station: str | None = None  # a player station's touchscreen (docs/electronic-tables.md)
 
 
 def next_epoch(journal: Journal, table_id: str) -> int:
@@ -89,6 +96,8 @@ class Casino:
         clock: Clock,
         *,
         secret_file: Path | None = None,
+        stations_store: StationStore | None = None,
+        ticket_key: bytes | None = None,
     ) -> None:
         self.settings = settings
         self.ledger = ledger
@@ -142,10 +151,47 @@ class Casino:
                 epoch=next_epoch(journal, table.id),
                 devices=self.table_devices.get(table.id),
             )
+        self.stations = self._stations(stations_store, ticket_key)
         self.notices: dict[str, list[Notice]] = defaultdict(list)
         self._names: dict[str, str] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self.recovered: list[Recovered] = []
+
+    def _stations(self, store: StationStore | None, ticket_key: bytes | None) -> Stations | None:
+        """The player stations of the electronic tables, if any is configured
+        (docs/electronic-tables.md); each of their tables refuses other players' bets and
+        tells its stations when a round ends."""
+        if not any(d.role == "station" for d in self.settings.devices):
+            return None
+        if store is None:  # tests: critical memory in memory
+            store = StationStore(":memory:", secrets.token_bytes(32))
+        stations = Stations(
+            self.settings,
+            self.ledger,
+            self.journal,
+            store,
+            self.devices,
+            token_key=self._demo_secret,
+            ticket_key=ticket_key or secrets.token_bytes(32),
+        )
+        for table_id in stations.tables:
+            table = self.tables[table_id]
+            if table.game.boxed:
+                raise ConfigError(
+                    f"{self.settings.source} (table {table_id}): player stations play tables "
+                    "without betting boxes; a station's seat is not a box"
+                )
+            table.gate = partial(stations.gate, table_id)
+            table.round_ended = partial(stations.round_ended, table_id)
+            stations.on_table(table_id, self._broadcaster(table))
+        return stations
+
+    @staticmethod
+    def _broadcaster(table: TableRuntime) -> Any:
+        def broadcast(message: ServerMessage) -> None:
+            table.fanout(list(table.viewers), encode(message))
+
+        return broadcast
 
     @staticmethod
     def _load_secret(path: Path | None) -> bytes:
@@ -209,6 +255,19 @@ class Casino:
     # --- players -----------------------------------------------------------------------------
 
     def login(self, name: str | None, token: str | None) -> Player:
+        if token is not None and self.stations is not None:
+            try:
+                station = self.stations.login(token)
+            except StationRefused as exc:
+                raise AuthError(exc.code, str(exc)) from None
+            if station is not None:
+                return Player(
+                    station_player(station),
+                    self.stations.name(station),
+                    self.stations.play_money,
+                    token,
+                    station,
+                )
         if token is not None:
             return self._login_token(token)
         if self.settings.auth.mode != "demo":

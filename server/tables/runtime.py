@@ -73,6 +73,11 @@ class TableRuntime:
         self.viewers: dict[Viewer, str] = {}
         self.fanout: Fanout = deliver_each
         self.round_finished: Callable[[RoundStatus], object] = lambda status: None  # metrics
+        # A round ended (its id, its status): the player stations meter it.
+        self.round_ended: Callable[[str, RoundStatus], object] = lambda round_id, status: None
+        # Who may bet here (a player station's lock, a table for stations only): an error
+        # (code, message, value) refuses a player's command before it reaches the table.
+        self.gate: Callable[[str, str], tuple[str, str, Any] | None] = lambda kind, player: None
         self.history = History(history)
         self._inbox: asyncio.Queue[cmd.Command] = asyncio.Queue()
         self._replies: dict[int, asyncio.Future[Reply]] = {}
@@ -134,6 +139,9 @@ class TableRuntime:
         held = self.core.held
         if held is not None:  # answered now: the table would take it only after the hold
             return Reply(error=(TABLE_HELD, f"the table is on hold: {held['reason']}", self.id))
+        refused = self.gate(kind, player_id)
+        if refused is not None:
+            return Reply(error=refused)
         cid = next(self._cids)
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._replies[cid] = future
@@ -193,6 +201,7 @@ class TableRuntime:
                     self._deadline = effect.at
                 elif kind is fx.RoundFinished:
                     self.round_finished(STATUS[effect.status])
+                    self.round_ended(effect.round_id, STATUS[effect.status])
                 elif kind is fx.Wait:
                     wait = effect
             if wait is None:

@@ -90,9 +90,11 @@ class Deadline:
 
 @dataclass(frozen=True, slots=True)
 class RoundFinished:
-    """A round ended, ``settled`` or ``voided`` (for metrics)."""
+    """A round ended, ``settled`` or ``voided``, its outcome durable in the journal and its
+    money in the ledger (for metrics and the player stations' meters)."""
 
     status: str
+    round_id: str = ""
 
 
 # --- performed, with a result the core waits for ---------------------------------------------

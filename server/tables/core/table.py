@@ -460,7 +460,7 @@ class TableCore:
         if engine.phase is Phase.SETTLED:
             result = self.last_results[-1] if self.last_results else ""
             yield from self._must(FinishRound(round_id, rec.Settled(result=result)))
-            yield RoundFinished("settled")
+            yield RoundFinished("settled", round_id)
             self._previous_bets = {p: list(ws) for p, ws in self._round_bets.items() if ws}
 
     def _deal(self, round_id: str, engine: RoundEngine) -> Step:
@@ -566,7 +566,7 @@ class TableCore:
             return
         yield from self._emit(engine.void(reason))
         yield from self._must(FinishRound(round_id, rec.Voided(reason=reason)))
-        yield RoundFinished("voided")
+        yield RoundFinished("voided", round_id)
 
     # --- players' commands ----------------------------------------------------------------------
 

@@ -1,0 +1,197 @@
+"""TITO tickets' money: issuing, redeeming and voiding them, for the stations and for the
+cashier's ``croupier tickets`` alike (docs/electronic-tables.md, "Tickets").
+
+A ticket's value waits in ``tickets:outstanding`` between its issue and its redemption. The
+ledger's idempotency keys make each step happen once whoever tries it: the issue is the
+batch ``ticket:<number>``; the redemption the batch ``redeem:<number>`` — at a station or at
+the cashier, the first to post it wins and any other attempt is refused as already
+redeemed, even from another process at the same instant; a void ``void:<number>``. The
+ticket's row in the stations' store follows the ledger, and ``reconcile_tickets`` brings
+rows a crash left behind up to date at start.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Final
+
+from server.stations import tickets as validation_numbers
+from server.stations.meters import CashKind, station_account
+from server.stations.store import StationStore, Ticket
+from server.wallet.ledger import IdempotencyConflict, Ledger, LedgerError, Transfer
+
+__all__ = [
+    "CASHIER",
+    "CASH_BILLS",
+    "CASH_HANDPAYS",
+    "TICKETS_OUTSTANDING",
+    "TICKETS_VOIDED",
+    "Refusal",
+    "issue",
+    "open_accounts",
+    "reconcile_tickets",
+    "redeem",
+    "return_unprinted",
+    "void",
+]
+
+log = logging.getLogger("croupier.stations")
+
+CASH_BILLS: Final = "cash:bills"  # the bills in the stations' cash boxes (negative: cash held)
+CASH_HANDPAYS: Final = "cash:handpays"  # paid by attendants' hands
+CASHIER: Final = "cash:cashier"  # tickets paid out at the cashier
+TICKETS_OUTSTANDING: Final = "tickets:outstanding"  # issued, not yet redeemed or voided
+TICKETS_VOIDED: Final = "tickets:voided"  # voided by the cashier: unclaimed
+
+
+def open_accounts(ledger: Ledger) -> None:
+    ledger.open_account(CASH_BILLS, may_go_negative=True)
+    for account in (CASH_HANDPAYS, CASHIER, TICKETS_OUTSTANDING, TICKETS_VOIDED):
+        ledger.open_account(account)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A ticket refused: ``code`` (``forged``, ``altered``, ``redeemed``, ``voided``,
+    ``expired``) and a message for people."""
+
+    code: str
+    message: str
+
+
+def _refused(store: StationStore, where: str, validation: str, code: str, message: str) -> Refusal:  # fmt: skip  # noqa: E501
+    """Log (the store's log, and the server's) and return a refusal."""
+    store.write(store.log(where, f"ticket_refused:{code}", detail=f"{validation}: {message}"))
+    log.warning("ticket refused", extra={"where": where, "validation": validation, "code": code})
+    return Refusal(code, message)
+
+
+def redeem(
+    store: StationStore,
+    ledger: Ledger,
+    key: bytes,
+    validation: str,
+    *,
+    destination: str,
+    by: str,
+    amount: int | None = None,
+    now: float | None = None,
+) -> Ticket | Refusal:
+    """Redeem a ticket into ``destination`` (a station's account, or ``CASHIER``), as ``by``;
+    ``amount`` is what a ticket reader read printed on it (None at the cashier, who reads
+    the number). Every refusal is logged."""
+    moment = time.time() if now is None else now
+    if not validation_numbers.check(key, validation):
+        return _refused(store, by, validation, "forged", "not a ticket this casino issued")
+    ticket = store.ticket(validation)
+    if ticket is None:
+        return _refused(store, by, validation, "forged", "no ticket was issued with this number")
+    if amount is not None and amount != ticket.amount:
+        message = f"the ticket reads {amount}, but it was issued for {ticket.amount}"
+        return _refused(store, by, validation, "altered", message)
+    if ticket.status == "voided":
+        return _refused(store, by, validation, "voided", "this ticket was voided")
+    if ticket.status == "redeemed":
+        return _refused(store, by, validation, "redeemed", "this ticket was redeemed already")
+    if ticket.expired(moment):
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ticket.expires_at))
+        return _refused(store, by, validation, "expired", f"this ticket expired on {when}")
+    kind = CashKind.TICKET_IN if destination != CASHIER else "ticket_cashier"
+    transfer = Transfer(TICKETS_OUTSTANDING, destination, ticket.amount, kind)
+    try:
+        posted = ledger.post(f"redeem:{validation}", [transfer])
+    except IdempotencyConflict:  # redeemed elsewhere first
+        store.write(store.close_ticket(validation, "redeemed", "elsewhere"))
+        return _refused(store, by, validation, "redeemed", "this ticket was redeemed already")
+    if not posted.applied:  # this very redemption was posted before (a retry)
+        return _refused(store, by, validation, "redeemed", "this ticket was redeemed already")
+    store.write(store.close_ticket(validation, "redeemed", by))
+    store.write(store.log(by, "ticket_redeemed", detail=f"{validation}: {ticket.amount}"))
+    return ticket
+
+
+def void(
+    store: StationStore, ledger: Ledger, validation: str, *, by: str, reason: str
+) -> Ticket | Refusal:
+    """Void an issued ticket (the cashier): it can never be redeemed; its value moves to
+    ``TICKETS_VOIDED``."""
+    ticket = store.ticket(validation)
+    if ticket is None:
+        return _refused(store, by, validation, "forged", "no ticket was issued with this number")
+    if ticket.status != "issued":
+        return Refusal(ticket.status, f"this ticket was {ticket.status} already")
+    transfer = Transfer(TICKETS_OUTSTANDING, TICKETS_VOIDED, ticket.amount, "ticket_voided")
+    try:
+        ledger.post(f"redeem:{validation}", [transfer])
+    except IdempotencyConflict:
+        store.write(store.close_ticket(validation, "redeemed", "elsewhere"))
+        return Refusal("redeemed", "this ticket was redeemed already")
+    store.write(store.close_ticket(validation, "voided", by, reason))
+    store.write(store.log(by, "ticket_voided", actor=by, detail=f"{validation}: {reason}"))
+    return ticket
+
+
+def issue(
+    store: StationStore,
+    ledger: Ledger,
+    key: bytes,
+    station: str,
+    amount: int,
+    expiry_seconds: float,
+    now: float | None = None,
+) -> Ticket:
+    """Issue a cash-out ticket for ``amount`` of the station's credits: the row first (so a
+    crash never leaves money in ``tickets:outstanding`` without its ticket), then the debit;
+    ``LedgerError`` when the credits are not there (the row is voided)."""
+    moment = time.time() if now is None else now
+    validation = validation_numbers.new_validation(key)
+    ticket = Ticket(
+        validation, amount, station, moment, moment + expiry_seconds, "issued", False,
+        None, None, "",
+    )  # fmt: skip
+    store.write(store.issue(ticket))
+    transfer = Transfer(station_account(station), TICKETS_OUTSTANDING, amount, CashKind.TICKET_OUT)
+    try:
+        ledger.post(f"ticket:{validation}", [transfer])
+    except LedgerError:
+        store.write(store.close_ticket(validation, "voided", station, "never debited"))
+        raise
+    store.write(store.log(station, "ticket_issued", detail=f"{validation}: {amount}"))
+    return ticket
+
+
+def reconcile_tickets(store: StationStore, ledger: Ledger) -> list[str]:
+    """At start: rows a crash left behind the ledger. An issued ticket that was never debited
+    is voided; one whose redemption was posted is marked redeemed. The validation numbers
+    changed."""
+    keys = {key for key, _ in ledger.history(TICKETS_OUTSTANDING)}
+    changed = []
+    for ticket in store.tickets("issued") + store.tickets("expired"):
+        v = ticket.validation
+        if f"ticket:{v}" not in keys:
+            store.write(store.close_ticket(v, "voided", "recovery", "never debited"))
+            changed.append(v)
+        elif f"redeem:{v}" in keys:
+            store.write(store.close_ticket(v, "redeemed", "recovery"))
+            changed.append(v)
+    return changed
+
+
+def return_unprinted(
+    store: StationStore, ledger: Ledger, validation: str, *, reason: str
+) -> Ticket | None:
+    """A ticket its station's printer could not print: voided, its value back on the
+    station's credits. None when it was not issued any more (redeemed or voided already)."""
+    ticket = store.ticket(validation)
+    if ticket is None or ticket.status != "issued":
+        return None
+    back = Transfer(TICKETS_OUTSTANDING, station_account(ticket.station), ticket.amount, CashKind.TICKET_VOID)  # fmt: skip  # noqa: E501
+    try:
+        ledger.post(f"redeem:{validation}", [back])
+    except IdempotencyConflict:
+        return None
+    store.write(store.close_ticket(validation, "voided", ticket.station, f"not printed: {reason}"))
+    store.write(store.log(ticket.station, "ticket_not_printed", detail=f"{validation}: {reason}"))
+    return ticket

@@ -1,0 +1,610 @@
+"""The player stations of a server's electronic tables, on the event loop
+(docs/electronic-tables.md).
+
+A station is two clients: its **agent** speaks the device link for the cabinet's peripherals
+(``role = "station"``: bills, tickets, the player card, doors, tilt, the attendant key) and
+its **touchscreen** is a WebSocket client that logs in with the token the agent received
+(``screen``) and bets as the player ``station:ID``. This service is the agent's listener on
+the device hub, keeps each station's state (locks and a pending handpay, in critical
+memory), moves its money (bills and tickets in, tickets out, handpays) and counts its
+meters, and tells the touchscreens what changed.
+
+Lockout (AGCO 11.1.2–11.1.3, NJAC 13:69E-1.28P, 25 CFR 547.10): a door open, a tilt, a lost
+or silent link, a failed self-test or a failed check of the station's critical memory locks
+it at once — no bet, bill, ticket or cash-out is taken from it; bets it placed before stand
+— and the lock stays, across restarts of the station and of the server, until an attendant
+clears it with the attendant key once its cause is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import jwt
+
+from server.config import DeviceSettings, ServerSettings
+from server.devices.hub import DeviceHub
+from server.devices.messages import (
+    AttendantKey,
+    BillEscrow,
+    BillReturned,
+    BillStacked,
+    BillVerdict,
+    CardIn,
+    CardOut,
+    DeviceFault,
+    PrintTicket,
+    Screen,
+    SelfTest,
+    StationState,
+    TicketIn,
+    TicketPrinted,
+    TicketPrintFailed,
+    TicketVerdict,
+)
+from server.journal.journal import Journal, RoundStatus
+from server.protocol.messages import CashedOut, ServerMessage, StationLock, StationStatus, Winners
+from server.stations import cashier
+from server.stations.meters import CashKind, round_money, station_account
+from server.stations.store import CriticalMemoryError, StationRow, StationStore
+from server.wallet.ledger import Ledger, LedgerError, Transfer
+
+__all__ = ["STATION_AUDIENCE", "StationRefused", "Stations"]
+
+log = logging.getLogger("croupier.stations")
+
+STATION_AUDIENCE: Final = "croupier-station"
+# Locks that a station's own fault reports; the others the server sees itself.
+CONNECTION: Final = "connection"
+HEARTBEAT: Final = "heartbeat"
+SELF_TEST: Final = "self_test"
+CRITICAL_MEMORY: Final = "critical_memory"
+# The commands a locked station may not give (a cancel returns money: always allowed).
+_BETTING: Final = frozenset({"place", "repeat", "decide"})
+
+
+class StationRefused(Exception):
+    """A touchscreen's request refused: ``code`` goes to the client (docs/protocol.md)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass
+class _Station:
+    """What the server knows of one station now (its locks and handpay are ``row.state``,
+    kept in critical memory)."""
+
+    settings: DeviceSettings
+    row: StationRow
+    memory_ok: bool = True
+    up: bool = False
+    session: int | None = None
+    self_tested: bool = False  # a passed self-test since the link last came up
+    attendant: str | None = None
+    called: bool = False
+    player_card: str | None = None
+    last_ticket: dict[str, Any] | None = None
+    screens: list[Callable[[ServerMessage], None]] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.settings.id
+
+    @property
+    def locks(self) -> list[dict[str, Any]]:
+        locks: list[dict[str, Any]] = self.row.state.setdefault("locks", [])
+        return locks
+
+    @property
+    def handpay(self) -> dict[str, Any] | None:
+        handpay: dict[str, Any] | None = self.row.state.get("handpay")
+        return handpay
+
+    def why_not(self) -> str | None:
+        """Why the station takes no bets, bills, tickets or cash-out now; None if it does."""
+        if self.locks:
+            return "locked: " + ", ".join(lock["cause"] for lock in self.locks)
+        if self.handpay is not None:
+            return f"a handpay of {self.handpay['amount']} waits for an attendant"
+        if not self.up:
+            return "the station is not connected"
+        if not self.self_tested:
+            return "the station has not passed its self-test"
+        return None
+
+
+class Stations:
+    """Every configured station; ``tables`` maps each electronic table to its stations."""
+
+    def __init__(
+        self,
+        settings: ServerSettings,
+        ledger: Ledger,
+        journal: Journal,
+        store: StationStore,
+        hub: DeviceHub,
+        *,
+        token_key: bytes,
+        ticket_key: bytes,
+    ) -> None:
+        self.rules = settings.stations
+        self.play_money = settings.auth.mode == "demo"
+        self.ledger, self.journal, self.store, self.hub = ledger, journal, store, hub
+        self._token_key, self.ticket_key = token_key, ticket_key
+        self.stations: dict[str, _Station] = {}
+        self.tables: dict[str, list[str]] = {}
+        self._viewers: dict[str, Callable[[ServerMessage], None]] = {}  # table -> broadcast
+        self._tasks: set[asyncio.Task[Any]] = set()
+        cashier.open_accounts(ledger)
+        for device in settings.devices:
+            if device.role != "station":
+                continue
+            ledger.open_account(station_account(device.id))
+            station = _Station(device, StationRow(device.id))
+            try:
+                station.row = store.load(device.id)
+            except CriticalMemoryError as exc:
+                self._memory_failed(station, str(exc))
+            else:  # what ``croupier meters --table`` reads
+                station.row.state.update(tables=list(device.tables), seat=device.seat)
+                store.write(store.save_state(device.id, station.row.state))
+            self.stations[device.id] = station
+            hub.attach(device.id, ",".join(device.tables), _AgentListener(self, device.id))
+            for table in device.tables:
+                self.tables.setdefault(table, []).append(device.id)
+        changed = cashier.reconcile_tickets(store, ledger)
+        if changed:
+            log.warning("tickets brought up to date with the ledger", extra={"tickets": changed})
+        for station in self.stations.values():
+            self._sync_now(station)
+
+    def on_table(self, table_id: str, broadcast: Callable[[ServerMessage], None]) -> None:
+        """How to tell every viewer of ``table_id`` something (the round's winners)."""
+        self._viewers[table_id] = broadcast
+
+    # --- the touchscreen ---------------------------------------------------------------------
+
+    def login(self, token: str) -> str | None:
+        """The station a touchscreen's token names, if it is a station token (None if it is
+        not one); ``StationRefused(bad_token)`` for one that is not valid now."""
+        try:
+            claims = jwt.decode(token, self._token_key, algorithms=["HS256"], audience=STATION_AUDIENCE)  # fmt: skip  # noqa: E501
+        except jwt.InvalidAudienceError:
+            return None
+        except jwt.InvalidTokenError:
+            return None
+        station = self.stations.get(str(claims.get("sub")))
+        if station is None:
+            raise StationRefused("bad_token", "no such station")
+        if claims.get("session") != station.session:
+            raise StationRefused("bad_token", "this station's session has ended: use its new token")  # fmt: skip  # noqa: E501
+        return station.id
+
+    def name(self, station_id: str) -> str:
+        return f"Station {self.stations[station_id].settings.seat}"
+
+    def watch(self, station_id: str, send: Callable[[ServerMessage], None]) -> Callable[[], None]:
+        """Send ``send`` the station's status now and whenever it changes; returns the way to
+        stop."""
+        station = self.stations[station_id]
+        station.screens.append(send)
+        send(self.status(station_id))
+
+        def stop() -> None:
+            if send in station.screens:
+                station.screens.remove(send)
+
+        return stop
+
+    def status(self, station_id: str, ref: int | None = None) -> StationStatus:
+        s = self.stations[station_id]
+        meters = None
+        if s.attendant is not None:
+            meters = dict(s.row.meters)
+            meters["credits"] = self.credits(s.id)
+        return StationStatus(
+            station=s.id,
+            seat=s.settings.seat,
+            tables=list(s.settings.tables),
+            credits=self.credits(s.id),
+            enabled=s.why_not() is None,
+            locks=[StationLock(**lock) for lock in s.locks],
+            handpay=s.handpay,
+            attendant=s.attendant,
+            meters=meters,
+            called=s.called,
+            player_card=s.player_card,
+            last_ticket=s.last_ticket,
+            ref=ref,
+        )
+
+    def credits(self, station_id: str) -> int:
+        return self.ledger.balance(station_account(station_id))
+
+    def gate(self, table_id: str, kind: str, player_id: str) -> tuple[str, str, Any] | None:
+        """A player's command at ``table_id`` refused before the table sees it: anyone but a
+        station betting at a table with stations, a station that may not bet now."""
+        if table_id not in self.tables or kind not in _BETTING:
+            return None
+        station = self._station_of(player_id)
+        if station is None or table_id not in station.settings.tables:
+            return ("stations_only", "this table takes bets from its player stations only", table_id)  # fmt: skip  # noqa: E501
+        why = station.why_not()
+        if why is not None:
+            return ("station_locked", f"station {station.id}: {why}", station.id)
+        return None
+
+    def join_refusal(self, table_id: str, player_id: str, role: str) -> str | None:
+        """Why ``player_id`` may not sit at ``table_id`` as ``role`` (stations' tables seat
+        their stations only)."""
+        if table_id not in self.tables or role != "player":
+            return None
+        station = self._station_of(player_id)
+        if station is None or table_id not in station.settings.tables:
+            return "this table seats its player stations only: join it as a spectator"
+        return None
+
+    def _station_of(self, player_id: str) -> _Station | None:
+        if not player_id.startswith("station:"):
+            return None
+        return self.stations.get(player_id.removeprefix("station:"))
+
+    async def cash_out(self, station_id: str, ref: int | None = None) -> CashedOut | None:
+        """Cash out every credit: a ticket (None when the amount is above the ticket limit:
+        the station waits for a handpay instead)."""
+        s = self.stations[station_id]
+        why = s.why_not()
+        if why is not None:
+            raise StationRefused("station_locked", f"station {s.id}: {why}")
+        amount = self.ledger.available(station_account(s.id))
+        if amount <= 0:
+            raise StationRefused("nothing_to_cash_out", "there are no credits to cash out")
+        if amount > self.rules.ticket_limit:
+            s.row.state["handpay"] = {"amount": amount, "kind": "cancelled_credits", "round": ""}
+            await self._save(s, "handpay_pending", detail=f"cash-out {amount} above the ticket limit")  # fmt: skip  # noqa: E501
+            return None
+        expiry = self.rules.ticket_expiry_days * 86_400
+        try:
+            ticket = await asyncio.to_thread(
+                cashier.issue, self.store, self.ledger, self.ticket_key, s.id, amount, expiry
+            )
+        except LedgerError as exc:  # the credits moved meanwhile (a bet): nothing issued
+            raise StationRefused("nothing_to_cash_out", f"the credits changed: {exc}") from None
+        s.last_ticket = {
+            "validation": ticket.validation,
+            "amount": ticket.amount,
+            "expires_at": _iso(ticket.expires_at),
+        }
+        self.hub.send(
+            s.id,
+            PrintTicket(
+                validation=ticket.validation,
+                amount=ticket.amount,
+                issued_at=_iso(ticket.issued_at),
+                expires_at=_iso(ticket.expires_at),
+                station=s.id,
+            ),
+        )
+        await self._money_moved(s)
+        return CashedOut(
+            validation=ticket.validation,
+            amount=ticket.amount,
+            expires_at=_iso(ticket.expires_at),
+            ref=ref,
+        )
+
+    async def call_attendant(self, station_id: str, on: bool) -> None:
+        s = self.stations[station_id]
+        s.called = on
+        await self._log(s, "attendant_called" if on else "attendant_call_cancelled")
+        self._changed(s)
+
+    async def attendant_action(self, station_id: str, action: str) -> None:
+        s = self.stations[station_id]
+        if s.attendant is None:
+            raise StationRefused("attendant_key_required", "turn the attendant key first")
+        if action == "clear":
+            await self._clear(s, s.attendant)
+        else:
+            await self._pay_handpay(s, s.attendant)
+
+    async def _clear(self, s: _Station, attendant: str) -> None:
+        if not s.locks:
+            raise StationRefused("nothing_to_clear", "the station has no lock to clear")
+        present = [lock["cause"] for lock in s.locks if lock.get("present")]
+        if present:
+            raise StationRefused("fault_present", f"fix these first: {', '.join(present)}")
+        causes = [lock["cause"] for lock in s.locks]
+        s.locks.clear()
+        if CRITICAL_MEMORY in causes:
+            # The meters could not be trusted: counted again from the ledger, the reference.
+            await self.store.awrite(self.store.rebuild(s.id, s.row.state))
+            s.memory_ok = True
+            await self._sync(s)
+            await self._log(s, "critical_memory_cleared", attendant, "meters rebuilt from the ledger")  # fmt: skip  # noqa: E501
+        await self._save(s, "locks_cleared", attendant, ", ".join(causes))
+
+    async def _pay_handpay(self, s: _Station, attendant: str) -> None:
+        handpay = s.handpay
+        if handpay is None:
+            raise StationRefused("no_handpay", "no handpay is waiting")
+        kind = CashKind.HANDPAY if handpay["kind"] == "jackpot" else CashKind.CANCELLED_CREDITS
+        amount = min(int(handpay["amount"]), self.credits(s.id))
+        if amount > 0:
+            key = f"handpay:{s.id}:{handpay['round'] or int(time.time() * 1000)}:{kind}"
+            transfer = Transfer(station_account(s.id), cashier.CASH_HANDPAYS, amount, kind)
+            await self.ledger.apost(key, [transfer])
+        s.row.state["handpay"] = None
+        await self._save(s, "handpay_paid", attendant, f"{kind} {amount}")
+        await self._money_moved(s)
+
+    # --- the agent (the device link) ---------------------------------------------------------
+
+    def agent_link(self, station_id: str, up: bool, cause: str, session: int | None) -> None:
+        s = self.stations[station_id]
+        if up:
+            s.up, s.self_tested = True, False
+            new_session = session != s.session
+            s.session = session
+            for lock in s.locks:
+                if lock["cause"] in (CONNECTION, HEARTBEAT):
+                    lock["present"] = False
+            if new_session:
+                s.attendant, s.player_card = None, None
+            token = jwt.encode(
+                {"sub": s.id, "aud": STATION_AUDIENCE, "session": session},
+                self._token_key,
+                "HS256",
+            )
+            self.hub.send(s.id, Screen(path=f"/station/{s.id}", token=token))
+            self._spawn(self._save(s, "connected", detail=f"session {session}"))
+        else:
+            s.up = False
+            self._lock(s, cause, f"the station's link is down ({cause})", present=True)
+
+    def agent_message(self, station_id: str, message: Any) -> None:
+        s = self.stations[station_id]
+        match message:
+            case SelfTest(passed=True):
+                s.self_tested = True
+                self._cause_gone(s, SELF_TEST)
+            case SelfTest(passed=False, detail=detail):
+                s.self_tested = False
+                self._lock(s, SELF_TEST, detail or "the self-test failed", present=True)
+            case DeviceFault(code=code, detail=detail, cleared=False):
+                self._lock(s, code, detail, present=True)
+            case DeviceFault(code=code, cleared=True):
+                self._cause_gone(s, code)
+            case BillEscrow(bill=bill, amount=amount):
+                why = s.why_not()
+                if why is None and amount not in self.rules.bills:
+                    why = f"bills of {amount} are not accepted"
+                self.hub.send(s.id, BillVerdict(bill=bill, accept=why is None, reason=why or ""))
+            case BillStacked(bill=bill, amount=amount):
+                self._spawn(self._bill_stacked(s, bill, amount))
+            case BillReturned(bill=bill):
+                self._spawn(self._log(s, "bill_returned", detail=f"bill {bill}"))
+            case TicketIn(validation=validation, amount=amount):
+                self._spawn(self._ticket_in(s, validation, amount))
+            case TicketPrinted(validation=validation):
+                self._spawn(self._printed(s, validation))
+            case TicketPrintFailed(validation=validation, reason=reason):
+                self._spawn(self._not_printed(s, validation, reason))
+            case CardIn(card=card):
+                s.player_card = card
+                self._spawn(self._save(s, "card_in", detail=card))
+            case CardOut():
+                s.player_card = None
+                self._spawn(self._save(s, "card_out"))
+            case AttendantKey(on=on, attendant=attendant):
+                s.attendant = (attendant or "attendant") if on else None
+                event = "attendant_key_on" if on else "attendant_key_off"
+                self._spawn(self._save(s, event, attendant))
+
+    async def _bill_stacked(self, s: _Station, bill: int, amount: int) -> None:
+        # The bill is in the cash box: it becomes credits whatever happened since its escrow.
+        key = f"bill:{s.id}:{s.session}:{bill}"
+        transfer = Transfer(cashier.CASH_BILLS, station_account(s.id), amount, CashKind.BILL_IN)
+        await self.ledger.apost(key, [transfer])
+        await self._log(s, "bill_in", detail=f"bill {bill}: {amount}")
+        await self._money_moved(s)
+
+    async def _ticket_in(self, s: _Station, validation: str, amount: int) -> None:
+        why = s.why_not()
+        if why is not None:
+            await self._log(s, "ticket_returned", detail=f"{validation}: {why}")
+            verdict = TicketVerdict(validation=validation, accept=False, reason=why)
+        else:
+            result = await asyncio.to_thread(
+                cashier.redeem,
+                self.store,
+                self.ledger,
+                self.ticket_key,
+                validation,
+                destination=station_account(s.id),
+                by=s.id,
+                amount=amount,
+            )
+            if isinstance(result, cashier.Refusal):
+                verdict = TicketVerdict(validation=validation, accept=False, reason=result.message)
+            else:
+                verdict = TicketVerdict(validation=validation, accept=True, amount=result.amount)
+        self.hub.send(s.id, verdict)
+        if verdict.accept:
+            await self._money_moved(s)
+
+    async def _printed(self, s: _Station, validation: str) -> None:
+        await self.store.awrite(self.store.mark_printed(validation))
+        await self._log(s, "ticket_printed", detail=validation)
+
+    async def _not_printed(self, s: _Station, validation: str, reason: str) -> None:
+        returned = await asyncio.to_thread(
+            cashier.return_unprinted, self.store, self.ledger, validation, reason=reason
+        )
+        if returned is not None:
+            s.last_ticket = None
+            await self._money_moved(s)
+
+    # --- rounds --------------------------------------------------------------------------------
+
+    def round_ended(self, table_id: str, round_id: str, status: RoundStatus) -> None:
+        """A round at an electronic table ended: count it into its stations' meters, lock a
+        station it paid more than the handpay limit, and tell the table's viewers who won."""
+        wins = []
+        transfers = [t for _, t in self.ledger.round_transfers(round_id)]
+        for station_id in self.tables.get(table_id, []):
+            s = self.stations[station_id]
+            staked, paid = round_money(station_account(station_id), transfers)
+            if staked <= 0 and paid <= 0:
+                continue
+            self._spawn(self._money_moved(s))
+            if status is not RoundStatus.SETTLED or paid <= 0:
+                continue
+            wins.append({"seat": s.settings.seat, "amount": paid})
+            if paid > self.rules.handpay_limit and s.handpay is None:
+                s.row.state["handpay"] = {"amount": paid, "kind": "jackpot", "round": round_id}
+                self._spawn(self._save(s, "handpay_pending", detail=f"round {round_id}: {paid}"))
+        broadcast = self._viewers.get(table_id)
+        if broadcast is not None and status is RoundStatus.SETTLED:
+            wins.sort(key=lambda w: -w["amount"])
+            broadcast(Winners(table=table_id, round=round_id, wins=wins))
+
+    # --- state, meters, the log ------------------------------------------------------------------
+
+    def _lock(self, s: _Station, cause: str, detail: str, *, present: bool) -> None:
+        for lock in s.locks:
+            if lock["cause"] == cause:
+                lock["present"] = present
+                break
+        else:
+            s.locks.append(
+                {
+                    "cause": cause,
+                    "since": _iso(time.time()),
+                    "detail": detail[:200],
+                    "present": present,
+                }
+            )
+        log.warning("station locked", extra={"station": s.id, "cause": cause, "detail": detail})
+        self._spawn(self._save(s, f"locked:{cause}", detail=detail))
+
+    def _cause_gone(self, s: _Station, cause: str) -> None:
+        for lock in s.locks:
+            if lock["cause"] == cause and lock.get("present"):
+                lock["present"] = False
+                self._spawn(self._save(s, f"cause_gone:{cause}"))
+        self._changed(s)
+
+    def _memory_failed(self, s: _Station, detail: str) -> None:
+        s.memory_ok = False
+        s.row = StationRow(s.id)  # nothing of the failed row is trusted
+        s.locks.append(
+            {
+                "cause": CRITICAL_MEMORY,
+                "since": _iso(time.time()),
+                "detail": detail,
+                "present": False,
+            }
+        )
+        log.error("station critical memory failed", extra={"station": s.id, "detail": detail})
+        self.store.write(self.store.log(s.id, "critical_memory_failed", detail=detail))
+
+    async def _save(self, s: _Station, event: str, actor: str = "", detail: str = "") -> None:
+        """Keep the station's state in critical memory (not while it failed its check: the
+        failed row stays as found, and the lock with it, until an attendant clears it) and
+        log ``event``; then tell the agent and the touchscreens."""
+        if s.memory_ok:
+            try:
+                await self.store.awrite(self.store.save_state(s.id, s.row.state))
+            except CriticalMemoryError as exc:
+                self._memory_failed(s, str(exc))
+        await self._log(s, event, actor, detail)
+        self._changed(s)
+
+    async def _log(self, s: _Station, event: str, actor: str = "", detail: str = "") -> None:
+        await self.store.awrite(self.store.log(s.id, event, actor, detail))
+
+    async def _money_moved(self, s: _Station) -> None:
+        await self._sync(s)
+        self._changed(s)
+
+    def _counted(self, s: _Station) -> Callable[[Any], StationRow]:
+        """The write that counts what the ledger holds for the station and its meters do
+        not yet."""
+        return self.store.sync(s.id, self.ledger.history(station_account(s.id)), self._ended)
+
+    def _sync_now(self, s: _Station) -> None:
+        """``_sync`` at start, before the event loop runs the tables."""
+        if s.memory_ok:
+            try:
+                s.row.meters = self.store.write(self._counted(s)).meters
+            except CriticalMemoryError as exc:
+                self._memory_failed(s, str(exc))
+
+    async def _sync(self, s: _Station) -> None:
+        if not s.memory_ok:
+            return
+        try:
+            s.row.meters = (await self.store.awrite(self._counted(s))).meters
+        except CriticalMemoryError as exc:
+            self._memory_failed(s, str(exc))
+            await self._save(s, f"locked:{CRITICAL_MEMORY}", detail=str(exc))
+
+    def _ended(self, round_id: str) -> bool:
+        status = self.journal.status(round_id)
+        return status is not None and status is not RoundStatus.OPEN
+
+    def _changed(self, s: _Station) -> None:
+        status = self.status(s.id)
+        for send in list(s.screens):
+            send(status)
+        self.hub.send(
+            s.id,
+            StationState(
+                enabled=status.enabled,
+                credits=status.credits,
+                locks=tuple(lock["cause"] for lock in s.locks),
+                handpay=int(s.handpay["amount"]) if s.handpay else 0,
+                called=s.called,
+            ),
+        )
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("station work failed", exc_info=task.exception())
+
+    async def drain(self) -> None:
+        """Wait for the work in flight (tests, and a clean stop)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+
+class _AgentListener:
+    """The hub's listener for one station's agent."""
+
+    def __init__(self, stations: Stations, station_id: str) -> None:
+        self.stations, self.station_id = stations, station_id
+
+    def device_message(self, role: str, message: Any) -> None:
+        self.stations.agent_message(self.station_id, message)
+
+    def device_link(self, up: bool, cause: str, session: int | None) -> None:
+        self.stations.agent_link(self.station_id, up, cause, session)

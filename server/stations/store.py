@@ -1,0 +1,375 @@
+"""The player stations' critical memory: ``stations.sqlite`` in the data directory.
+
+It keeps, per station, its meters and its state (locks, a pending handpay) in one row signed
+with an HMAC-SHA256 under ``critical.key`` (kept beside it, mode 0600): a row changed by
+anything but this code — a disk fault, a hand-edited file — fails its check, and the server
+locks the station (``critical_memory``) until an attendant clears it, which rebuilds its
+meters from the ledger (docs/electronic-tables.md, "Lockouts"). It also keeps the TITO
+tickets (issued, redeemed, voided) and a log of every station and ticket event with who
+did it. SQLite in WAL mode with ``synchronous=FULL``, like the ledger and the journal; the
+server writes on the store's writer thread, and ``croupier tickets`` and ``croupier
+meters`` may read and write it beside a running server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from server.stations.meters import (
+    CASH_KINDS,
+    empty_meters,
+    fold_cash,
+    fold_round,
+    round_money,
+    station_account,
+)
+from server.storage import DurableWriter, open_durable_sqlite
+from server.wallet.ledger import Transfer
+
+__all__ = [
+    "CriticalMemoryError",
+    "StationRow",
+    "StationStore",
+    "Ticket",
+    "load_key",
+    "open_station_store",
+]
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS stations (
+    id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    meters TEXT NOT NULL,
+    checksum TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS metered (
+    station TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (station, key)
+);
+CREATE TABLE IF NOT EXISTS tickets (
+    validation TEXT PRIMARY KEY,
+    amount INTEGER NOT NULL CHECK (amount > 0),
+    station TEXT NOT NULL,
+    issued_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    status TEXT NOT NULL,
+    printed INTEGER NOT NULL DEFAULT 0,
+    closed_at REAL,
+    closed_by TEXT,
+    detail TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    station TEXT NOT NULL,
+    event TEXT NOT NULL,
+    actor TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT ''
+);
+"""
+
+
+class CriticalMemoryError(Exception):
+    """A station's row failed its check: its meters and state cannot be trusted."""
+
+
+def load_key(path: Path) -> bytes:
+    """The key in ``path``, made (mode 0600) when missing."""
+    if path.exists():
+        return bytes.fromhex(path.read_text().strip())
+    key = secrets.token_bytes(32)
+    path.write_text(key.hex())
+    path.chmod(0o600)
+    return key
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass
+class StationRow:
+    """A station's critical memory: ``state`` (``locks``, ``handpay``) and ``meters``."""
+
+    station: str
+    state: dict[str, Any] = field(default_factory=lambda: {"locks": [], "handpay": None})
+    meters: dict[str, Any] = field(default_factory=empty_meters)
+
+
+@dataclass(frozen=True)
+class Ticket:
+    validation: str
+    amount: int
+    station: str
+    issued_at: float
+    expires_at: float
+    status: str  # issued, redeemed, voided
+    printed: bool
+    closed_at: float | None
+    closed_by: str | None
+    detail: str
+
+    def expired(self, now: float) -> bool:
+        return self.status == "issued" and now >= self.expires_at
+
+    def shown_status(self, now: float) -> str:
+        return "expired" if self.expired(now) else self.status
+
+
+class StationStore:
+    def __init__(self, path: str | Path, key: bytes) -> None:
+        self.path = str(path)
+        self._key = key
+        self._lock = threading.Lock()
+        self._db = open_durable_sqlite(path, _SCHEMA)
+        if self.path == ":memory:":
+            self._writer = DurableWriter(self._db, "stations", lock=self._lock)
+        else:
+            self._writer = DurableWriter(open_durable_sqlite(path, ""), "stations", owns_db=True)
+
+    def close(self) -> None:
+        self._writer.close()
+        with self._lock:
+            self._db.close()
+
+    def write(self, apply: Callable[[sqlite3.Connection], T]) -> T:
+        return self._writer.call(apply)
+
+    async def awrite(self, apply: Callable[[sqlite3.Connection], T]) -> T:
+        return await self._writer.run(apply)
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # --- station rows -------------------------------------------------------------------------
+
+    def _checksum(self, station: str, state: str, meters: str) -> str:
+        body = f"{station}\n{state}\n{meters}".encode()
+        return hmac.new(self._key, body, hashlib.sha256).hexdigest()
+
+    def _decode(self, row: Any) -> StationRow:
+        station, state, meters, checksum = row
+        if not hmac.compare_digest(checksum, self._checksum(station, state, meters)):
+            raise CriticalMemoryError(f"station {station}: its critical memory fails its check")
+        return StationRow(station, json.loads(state), json.loads(meters))
+
+    def load(self, station: str) -> StationRow:
+        """The station's row (a fresh one if it has none); ``CriticalMemoryError`` when it
+        fails its check."""
+        rows = self._read(
+            "SELECT id, state, meters, checksum FROM stations WHERE id = ?", (station,)
+        )
+        return self._decode(rows[0]) if rows else StationRow(station)
+
+    def load_unchecked(self, station: str) -> dict[str, Any]:
+        """The station's state as stored, without its check (to find which tables it plays
+        even when its row failed)."""
+        rows = self._read("SELECT state FROM stations WHERE id = ?", (station,))
+        state: dict[str, Any] = json.loads(rows[0][0]) if rows else {}
+        return state
+
+    def stations(self) -> list[str]:
+        return [r[0] for r in self._read("SELECT id FROM stations ORDER BY id")]
+
+    def _put(self, db: sqlite3.Connection, row: StationRow) -> None:
+        state, meters = _dumps(row.state), _dumps(row.meters)
+        db.execute(
+            "INSERT INTO stations(id, state, meters, checksum) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET state = excluded.state, meters = excluded.meters, "
+            "checksum = excluded.checksum",
+            (row.station, state, meters, self._checksum(row.station, state, meters)),
+        )
+
+    def _get(self, db: sqlite3.Connection, station: str) -> StationRow:
+        row = db.execute(
+            "SELECT id, state, meters, checksum FROM stations WHERE id = ?", (station,)
+        ).fetchone()
+        return self._decode(row) if row is not None else StationRow(station)
+
+    def save_state(self, station: str, state: dict[str, Any]) -> Callable[[sqlite3.Connection], None]:  # fmt: skip  # noqa: E501
+        """A write that replaces the station's state (its meters kept, checked first)."""
+
+        def apply(db: sqlite3.Connection) -> None:
+            row = self._get(db, station)
+            row.state = state
+            self._put(db, row)
+
+        return apply
+
+    def rebuild(self, station: str, state: dict[str, Any]) -> Callable[[sqlite3.Connection], None]:  # fmt: skip  # noqa: E501
+        """A write that forgets the station's meters (an attendant's clear after a critical
+        memory failure): the next ``sync`` counts them again from the ledger."""
+
+        def apply(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM metered WHERE station = ?", (station,))
+            self._put(db, StationRow(station, state, empty_meters()))
+
+        return apply
+
+    # --- meters -------------------------------------------------------------------------------
+
+    def sync(
+        self,
+        station: str,
+        history: list[tuple[str, Transfer]],
+        ended: Callable[[str], bool],
+    ) -> Callable[[sqlite3.Connection], StationRow]:
+        """A write that counts into the station's meters every transfer of ``history`` (the
+        ledger's, for its account) not counted yet: cash movements by their batch, rounds
+        once ``ended(round_id)``. Each is counted once, in the same transaction as the
+        meters it changes."""
+        account = station_account(station)
+        cash: list[tuple[str, Transfer]] = []
+        rounds: dict[str, list[Transfer]] = {}
+        for key, transfer in history:
+            if transfer.round_id is not None:
+                rounds.setdefault(transfer.round_id, []).append(transfer)
+            elif transfer.kind in CASH_KINDS:
+                cash.append((key, transfer))
+        finished = {r: ts for r, ts in rounds.items() if ended(r)}
+
+        def apply(db: sqlite3.Connection) -> StationRow:
+            row = self._get(db, station)
+            done = {
+                r[0] for r in db.execute("SELECT key FROM metered WHERE station = ?", (station,))
+            }
+            fresh: list[str] = []
+            for key, transfer in cash:
+                if key not in done:
+                    fold_cash(row.meters, transfer)
+                    fresh.append(key)
+                    done.add(key)
+            for round_id, transfers in finished.items():
+                key = f"round:{round_id}"
+                if key not in done:
+                    fold_round(row.meters, *round_money(account, transfers))
+                    fresh.append(key)
+                    done.add(key)
+            if fresh:
+                db.executemany(
+                    "INSERT INTO metered(station, key) VALUES (?, ?)", [(station, k) for k in fresh]
+                )
+                self._put(db, row)
+            return row
+
+        return apply
+
+    def in_play(self, station: str, history: list[tuple[str, Transfer]]) -> int:
+        """What the station has staked in rounds its meters have not counted yet."""
+        account = station_account(station)
+        done = {r[0] for r in self._read("SELECT key FROM metered WHERE station = ?", (station,))}
+        rounds: dict[str, list[Transfer]] = {}
+        for _, transfer in history:
+            if transfer.round_id is not None and f"round:{transfer.round_id}" not in done:
+                rounds.setdefault(transfer.round_id, []).append(transfer)
+        return sum(
+            staked - paid for staked, paid in (round_money(account, ts) for ts in rounds.values())
+        )
+
+    # --- tickets ------------------------------------------------------------------------------
+
+    def ticket(self, validation: str) -> Ticket | None:
+        rows = self._read(
+            "SELECT validation, amount, station, issued_at, expires_at, status, printed, "
+            "closed_at, closed_by, detail FROM tickets WHERE validation = ?",
+            (validation,),
+        )
+        return _ticket(rows[0]) if rows else None
+
+    def tickets(self, status: str | None = None, now: float | None = None) -> list[Ticket]:
+        rows = self._read(
+            "SELECT validation, amount, station, issued_at, expires_at, status, printed, "
+            "closed_at, closed_by, detail FROM tickets ORDER BY issued_at"
+        )
+        found = [_ticket(r) for r in rows]
+        if status is None:
+            return found
+        moment = time.time() if now is None else now
+        return [t for t in found if t.shown_status(moment) == status]
+
+    @staticmethod
+    def issue(ticket: Ticket) -> Callable[[sqlite3.Connection], None]:
+        def apply(db: sqlite3.Connection) -> None:
+            db.execute(
+                "INSERT INTO tickets(validation, amount, station, issued_at, expires_at, status) "
+                "VALUES (?, ?, ?, ?, ?, 'issued')",
+                (ticket.validation, ticket.amount, ticket.station, ticket.issued_at,
+                 ticket.expires_at),
+            )  # fmt: skip
+
+        return apply
+
+    @staticmethod
+    def close_ticket(
+        validation: str, status: str, by: str, detail: str = "", *, printed: bool | None = None
+    ) -> Callable[[sqlite3.Connection], bool]:
+        """A write that ends an issued ticket (``redeemed`` or ``voided``); False when it was
+        not issued any more (redeemed or voided meanwhile)."""
+
+        def apply(db: sqlite3.Connection) -> bool:
+            changed = db.execute(
+                "UPDATE tickets SET status = ?, closed_at = ?, closed_by = ?, detail = ? "
+                "WHERE validation = ? AND status = 'issued'",
+                (status, time.time(), by, detail, validation),
+            ).rowcount
+            return bool(changed)
+
+        return apply
+
+    @staticmethod
+    def mark_printed(validation: str) -> Callable[[sqlite3.Connection], None]:
+        def apply(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE tickets SET printed = 1 WHERE validation = ?", (validation,))
+
+        return apply
+
+    # --- the log ------------------------------------------------------------------------------
+
+    @staticmethod
+    def log(station: str, event: str, actor: str = "", detail: str = "") -> Callable[[sqlite3.Connection], None]:  # fmt: skip  # noqa: E501
+        def apply(db: sqlite3.Connection) -> None:
+            db.execute(
+                "INSERT INTO log(at, station, event, actor, detail) VALUES (?, ?, ?, ?, ?)",
+                (time.time(), station, event, actor, detail[:500]),
+            )
+
+        return apply
+
+    def logged(self, station: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        sql = "SELECT seq, at, station, event, actor, detail FROM log"
+        args: tuple[Any, ...] = ()
+        if station is not None:
+            sql += " WHERE station = ?"
+            args = (station,)
+        rows = self._read(sql + " ORDER BY seq DESC LIMIT ?", (*args, limit))
+        keys = ("seq", "at", "station", "event", "actor", "detail")
+        return [dict(zip(keys, r, strict=True)) for r in reversed(rows)]
+
+
+def _ticket(row: Any) -> Ticket:
+    v, amount, station, issued, expires, status, printed, closed_at, closed_by, detail = row
+    return Ticket(
+        v, int(amount), station, float(issued), float(expires), status, bool(printed),
+        closed_at, closed_by, detail,
+    )  # fmt: skip
+
+
+def open_station_store(data_dir: Path) -> tuple[StationStore, bytes]:
+    """The data directory's ``stations.sqlite`` (its rows signed with ``critical-memory.key``)
+    and the key of its tickets' check digits (``ticket.key``): both made on first use."""
+    store = StationStore(data_dir / "stations.sqlite", load_key(data_dir / "critical-memory.key"))
+    return store, load_key(data_dir / "ticket.key")
