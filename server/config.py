@@ -310,7 +310,7 @@ def _station_rules(where: str, raw: Any) -> StationRules:
             where,
             "ticket_expiry_days",
             raw.get("ticket_expiry_days", default.ticket_expiry_days),
-            minimum=0.0001,
+            minimum=0.00001,  # a second or so: a test's tickets expire quickly
             integer=False,
         ),
         bills=tuple(sorted({_number(where, "bills", b, minimum=1, integer=True) for b in bills})),

@@ -1,12 +1,14 @@
 """``croupier devices`` (the devices of a running server, one per line) and ``croupier device
-simulate`` (a simulated card-reading shoe, hole-card reader, wheel or dealer console, over
-TCP, TLS or a serial line; a wheel may speak the Cammegh-style ASCII protocol instead)."""
+simulate`` (a simulated card-reading shoe, hole-card reader, wheel, dealer console or player
+station's agent, over TCP, TLS or a serial line; a wheel may speak the Cammegh-style ASCII
+protocol instead)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import ssl
 import sys
@@ -37,10 +39,14 @@ def register(commands: Any) -> None:
         "simulate",
         help="run a simulated device against a server",
         description="Connect a simulated device to a server's device port or serial line "
-        "(docs/devices.md, 'Simulators' and 'Transports'), with fault knobs. Runs until "
-        "interrupted.",
+        "(docs/devices.md, 'Simulators' and 'Transports'), with fault knobs. A station "
+        "(--role station: a player station's cabinet) reports its self-test after every "
+        "welcome, prints the tickets the server asks for, and plays the station options "
+        "below on a timeline, in seconds after it first connected. Runs until interrupted.",
     )
-    sim.add_argument("--role", required=True, choices=["shoe", "reader", "wheel", "console"])
+    sim.add_argument(
+        "--role", required=True, choices=["shoe", "reader", "wheel", "console", "station"]
+    )
     sim.add_argument("--device-id", help="the device's id (not for --protocol cammegh)")
     sim.add_argument("--server", help="HOST:PORT of the server's [device_link] (or --serial)")
     sim.add_argument(
@@ -77,8 +83,104 @@ def register(commands: Any) -> None:
         "--staff", default="dealer-sim,supervisor-sim", help="console: DEALER,SUPERVISOR"
     )
     for knob in _knobs():
-        sim.add_argument(f"--{knob.name.replace('_', '-')}", type=_kind(knob), default=None)
+        sim.add_argument(
+            f"--{knob.name.replace('_', '-')}",
+            type=_kind(knob),
+            default=None,
+            help=_KNOB_HELP.get(knob.name),
+        )
+    station = sim.add_argument_group(
+        "station (--role station)",
+        "A player station's agent. For a station --door-open-at and --tilt-at are seconds "
+        "after it first connected (for the other roles they count the messages sent), and "
+        "--clear-after closes the door, clears the tilt and releases the attendant key that "
+        "many seconds after each.",
+    )
+    station.add_argument(
+        "--bills",
+        type=_amounts,
+        help="insert these bills (minor units, e.g. 2000,5000), one per second from 1 s",
+    )
+    station.add_argument(
+        "--ticket",
+        type=_ticket,
+        action="append",
+        metavar="VALIDATION:AMOUNT",
+        help="insert a ticket, after the bills (may be repeated)",
+    )
+    station.add_argument("--attendant", help="the attendant who turns the key (--key-at)")
+    station.add_argument(
+        "--key-at",
+        type=float,
+        metavar="SECONDS",
+        help="turn the attendant key at this time (released --clear-after later)",
+    )
+    station.add_argument(
+        "--printer-fail",
+        action="store_true",
+        help="every ticket fails to print (ticket_print_failed: out of paper)",
+    )
+    station.add_argument(
+        "--stack-fail",
+        action="store_true",
+        help="bills the server accepts are returned (the validator cannot stack them)",
+    )
+    station.add_argument(
+        "--self-test-fail", action="store_true", help="the self-test after each welcome fails"
+    )
+    station.add_argument(
+        "--tickets-dir",
+        type=Path,
+        metavar="DIR",
+        help="print tickets as DIR/<validation>.json (the ticket's fields)",
+    )
+    station.add_argument(
+        "--print-screen",
+        action="store_true",
+        help="print the touchscreen's path and token when the server sends them",
+    )
     sim.set_defaults(handler=run_simulate)
+
+
+# Knobs whose meaning the field's name does not say alone.
+_KNOB_HELP = {
+    "door_open_at": "report the door open: after the N-th message sent; station: at SECONDS",
+    "tilt_at": "report a tilt: after the N-th message sent; station: at SECONDS",
+    "clear_after": "the door closed, tilt cleared (station: key released) SECONDS later",
+    "disconnect_at": "close the connection after the N-th message sent",
+    "power_loss_at": "lose power after the N-th message sent",
+}
+# Knobs that are seconds for a station and message counts for the other roles.
+_TIMED_FOR_STATION = ("door_open_at", "tilt_at")
+# The station's own options, refused for the other roles.
+_STATION_OPTIONS = (
+    "bills",
+    "ticket",
+    "attendant",
+    "key_at",
+    "printer_fail",
+    "stack_fail",
+    "self_test_fail",
+    "tickets_dir",
+    "print_screen",
+)
+
+
+def _amounts(text: str) -> tuple[int, ...]:
+    try:
+        amounts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not amounts: {text!r} (e.g. 2000,5000)") from None
+    if any(amount < 1 for amount in amounts):
+        raise argparse.ArgumentTypeError(f"amounts are positive minor units: {text!r}")
+    return amounts
+
+
+def _ticket(text: str) -> tuple[str, int]:
+    validation, _, amount = text.rpartition(":")
+    if not validation or not amount.isdigit() or int(amount) < 1:
+        raise argparse.ArgumentTypeError(f"not VALIDATION:AMOUNT: {text!r}")
+    return validation, int(amount)
 
 
 def _knobs() -> list[Any]:
@@ -88,7 +190,9 @@ def _knobs() -> list[Any]:
 
 
 def _kind(knob: Any) -> Any:
-    return float if knob.type in ("float", float) else int
+    if knob.name in _TIMED_FOR_STATION:
+        return float  # checked to be whole for the roles that count messages
+    return float if "float" in str(knob.type) or knob.type is float else int
 
 
 def run_devices(args: argparse.Namespace) -> int:
@@ -153,6 +257,10 @@ def run_simulate(args: argparse.Namespace) -> int:
         host, port, tls = _transport(args)
         script = args.script.read_text().split() if args.script else None
         knobs = {k.name: getattr(args, k.name) for k in _knobs() if getattr(args, k.name) is not None}  # fmt: skip  # noqa: E501
+        if args.role == "station":
+            timeline = {name: knobs.pop(name, None) for name in (*_TIMED_FOR_STATION, "clear_after")}  # fmt: skip  # noqa: E501
+        else:
+            _whole_counts(args, knobs)
         if args.protocol == "cammegh":
             wheel = _cammegh_wheel(args, script, Faults(**knobs))
         elif not args.device_id:
@@ -172,6 +280,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(wheel.run())
         return 0
+    if args.role == "station":
+        return _run_station(args, key, host, port, tls, Faults(**knobs), timeline)
     device = SimulatedDevice(
         args.device_id,
         args.role,
@@ -194,6 +304,86 @@ def run_simulate(args: argparse.Namespace) -> int:
     )
     try:
         asyncio.run(device.run())
+    except DeviceRefused as exc:
+        print(
+            f"croupier device simulate: the server refused {args.device_id}: {exc}", file=sys.stderr
+        )
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+def _whole_counts(args: argparse.Namespace, knobs: dict[str, Any]) -> None:
+    """The station's options are refused for the other roles, and the knobs that count
+    messages (``--door-open-at``, ``--tilt-at``) must be whole numbers."""
+    for name in _STATION_OPTIONS:
+        if getattr(args, name) not in (None, False):
+            option = "--" + name.replace("_", "-")
+            raise ValueError(f"{option} is for --role station")
+    for name in _TIMED_FOR_STATION:
+        value = knobs.get(name)
+        if value is not None:
+            if not float(value).is_integer():
+                option = "--" + name.replace("_", "-")
+                raise ValueError(f"{option} counts messages for --role {args.role}: a whole number")  # fmt: skip  # noqa: E501
+            knobs[name] = int(value)
+
+
+def _run_station(
+    args: argparse.Namespace,
+    key: bytes,
+    host: str,
+    port: int,
+    tls: Any,
+    faults: Any,
+    timeline: dict[str, float | None],
+) -> int:
+    """A player station's agent: connected, then the options' timeline played."""
+    from server.devices.simulator import DeviceRefused
+    from server.devices.station_simulator import StationScript, StationSimulator, play_script
+
+    if (args.attendant is None) != (args.key_at is None):
+        print("croupier device simulate: --attendant and --key-at go together", file=sys.stderr)
+        return 2
+    out = functools.partial(print, flush=True)  # a pipe (a test, a log) sees each line
+
+    def screen(path: str, token: str) -> None:
+        out(f"screen: {path}#token={token}")
+
+    station = StationSimulator(
+        args.device_id,
+        key,
+        host,
+        port,
+        serial=args.serial,
+        baudrate=args.baudrate,
+        tls=tls,
+        seed=args.seed,
+        faults=faults,
+        state=args.state,
+        out=out,
+        self_test_fail=args.self_test_fail,
+        printer_fail=args.printer_fail,
+        stack_fail=args.stack_fail,
+        tickets_dir=args.tickets_dir,
+        on_screen=screen if args.print_screen else None,
+    )
+    script = StationScript(
+        bills=args.bills or (),
+        tickets=tuple(args.ticket or ()),
+        door_open_at=timeline["door_open_at"],
+        tilt_at=timeline["tilt_at"],
+        clear_after=timeline["clear_after"],
+        attendant=args.attendant or "",
+        key_at=args.key_at,
+    )
+
+    async def both() -> None:
+        await asyncio.gather(station.run(), play_script(station, script))
+
+    try:
+        asyncio.run(both())
     except DeviceRefused as exc:
         print(
             f"croupier device simulate: the server refused {args.device_id}: {exc}", file=sys.stderr

@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
     async def connect_demo_devices(service: Any) -> None:
         assert demo is not None
-        demo.start(service.casino.devices.port)
+        web = f"http://{args.host}:{service.port}"
+        demo.start(service.casino.devices.port, web=web, out=lambda line: print(line, flush=True))
 
     try:
         asyncio.run(service.run_forever(connect_demo_devices if demo is not None else None))

@@ -1,7 +1,10 @@
 """``croupier serve --demo-devices``: the demo lobby plus three tables dealt by simulated
 devices — a Baccarat table with a card-reading shoe, a Down Under Blackjack table with a
 Masque hole-card reader and a Roulette table with an automated wheel, each with a dealer
-console that decides any hold — so a new user sees devices at work in the browser.
+console that decides any hold — and the fully automated ``lucky-nines`` table played from
+four simulated player stations (docs/electronic-tables.md), so a new user sees devices and
+stations at work in the browser. Each station's touchscreen URL is printed as its agent
+receives it; a station whose credits run low is given a $100 bill.
 
 The simulators run in the server's own process and connect to its device port over loopback
 TCP like real devices, with keys made up for this run. They are a demonstration: the
@@ -12,11 +15,14 @@ so a demo with devices is play money only (docs/devices.md, "Simulators").
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from server.config import ServerSettings, demo_config_text, parse_config
 from server.devices.simulator import Faults, SimulatedDevice
+from server.devices.station_simulator import StationSimulator
 
 __all__ = ["DEVICES", "DemoDevice", "DemoDevices"]
 
@@ -84,6 +90,11 @@ wheel = "demo-wheel"
 dealer_console = "demo-console-roulette"
 """
 
+# The fully automated Lucky Nines table of the demo lobby, played from four stations.
+STATION_TABLE = "lucky-nines"
+STATIONS = tuple(f"demo-station-{seat}" for seat in range(1, 5))
+TOP_UP = 10_000  # a station below this is given a bill of it (minor units)
+
 # A card leaves the shoe, a ball drops, a lamp lights: not instantly, as at a real table.
 DEVICE_SECONDS = {"shoe": 0.6, "reader": 0.4, "wheel": 3.0, "console": 0.0}
 
@@ -100,18 +111,45 @@ class DemoDevices:
         for device in DEVICES:
             key = self.keys[device.id].hex()
             text += f'\n[[devices]]\nid = "{device.id}"\nrole = "{device.role}"\nkey = "{key}"\n'
+        for seat, station in enumerate(STATIONS, start=1):
+            self.keys[station] = secrets.token_bytes(16)
+            text += (
+                f'\n[[devices]]\nid = "{station}"\nrole = "station"\n'
+                f'key = "{self.keys[station].hex()}"\ntables = ["{STATION_TABLE}"]\nseat = {seat}\n'
+            )
         self.text = text + TABLES
         self._tasks: list[asyncio.Task[None]] = []
         self._stop = asyncio.Event()
         self.simulators: list[SimulatedDevice] = []
+        self.screens: dict[str, str] = {}  # station -> its touchscreen's path with the token
 
     def settings(self) -> ServerSettings:
         return parse_config(self.text, "<built-in demo with devices>")
 
-    def start(self, port: int, *, seconds: dict[str, float] | None = None) -> None:
+    def start(
+        self,
+        port: int,
+        *,
+        seconds: dict[str, float] | None = None,
+        web: str = "http://127.0.0.1:8000",
+        out: Callable[[str], None] = lambda line: None,
+    ) -> None:
         """Connect every simulator to the device port ``port`` (on the running loop);
-        ``seconds``: each role's time to answer (``DEVICE_SECONDS`` by default)."""
+        ``seconds``: each role's time to answer (``DEVICE_SECONDS`` by default); ``out``
+        is told each station's touchscreen URL (under ``web``) as its agent receives it."""
         seconds = DEVICE_SECONDS if seconds is None else seconds
+        out(f"main display: {web}/display/{STATION_TABLE}")
+        for station in STATIONS:
+
+            def screen(path: str, token: str, station: str = station) -> None:
+                self.screens[station] = f"{path}#token={token}"
+                out(f"{station} touchscreen: {web}{self.screens[station]}")
+
+            agent = StationSimulator(
+                station, self.keys[station], "127.0.0.1", port, on_screen=screen
+            )
+            self.simulators.append(agent)
+            self._tasks.append(asyncio.create_task(self._station(agent), name=f"demo:{station}"))
         for device in DEVICES:
             sim = SimulatedDevice(
                 device.id,
@@ -128,6 +166,18 @@ class DemoDevices:
             )
             self.simulators.append(sim)
             self._tasks.append(asyncio.create_task(sim.run(self._stop), name=f"demo:{device.id}"))
+
+    async def _station(self, agent: StationSimulator) -> None:
+        """Run a station's agent; give it a bill whenever its credits run low."""
+        running = asyncio.create_task(agent.run(self._stop))
+        while not running.done():
+            state = agent.state
+            low = state is not None and state.enabled and state.credits < TOP_UP
+            if agent.connected.is_set() and low:
+                with contextlib.suppress(TimeoutError):
+                    await agent.insert_bill(TOP_UP, timeout=5)
+            await asyncio.sleep(1)
+        await running
 
     async def stop(self) -> None:
         self._stop.set()

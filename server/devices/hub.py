@@ -186,6 +186,7 @@ class DeviceHub:
         self.tls: ssl.SSLContext | None = None
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stopping = False
         self.use_transports(lines, tls)
         if journal is not None:
             for device in devices:
@@ -261,6 +262,8 @@ class DeviceHub:
             task.add_done_callback(self._tasks.discard)
 
     async def stop(self) -> None:
+        # The server going away is not a device losing its link: nothing is reported.
+        self._stopping = True
         if self._server is not None:
             self._server.close()
         for channel in self.channels.values():
@@ -463,7 +466,7 @@ class DeviceHub:
 
     def _link_changed(self, channel: Channel, up: bool, cause: str) -> None:
         """Tell the device's listener that its link came up or went down (once each way)."""
-        if channel.reported_up == up and not up:
+        if self._stopping or (channel.reported_up == up and not up):
             return
         channel.reported_up = up
         notify = getattr(channel.listener, "device_link", None)

@@ -9,7 +9,10 @@ memory only) so that a power loss resumes its session, and injects the faults of
 ``Faults``: on the bytes (drop, duplicate, reorder, corrupt, delay, disconnect) and in what
 the device reports (misread, double read, missing card, a card drawn before no more bets,
 wheel jam, ball not sensed, result out of range, game number jump, wrong or no lamp, power
-loss, door open, tilt).
+loss, door open, tilt); on demand, ``disconnect`` and ``go_silent`` (frozen, the connection
+kept open: the server's silence limit) until ``wake``. A subclass adds a role
+(``server.devices.station_simulator``) through ``_answer``, ``_welcomed``, ``_memory`` and
+``_restore``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import random
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +64,7 @@ ROLE_NAMES = {
     "reader": "hole_card_reader",
     "wheel": "wheel",
     "console": "dealer_console",
+    "station": "station",
 }
 
 
@@ -79,6 +83,16 @@ async def received_until(
         if not data:
             return
         yield data
+
+
+async def _first_of(*waits: Coroutine[Any, Any, Any]) -> None:
+    """Wait until one of ``waits`` is done; cancel the others."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 class DeviceRefused(Exception):
@@ -164,6 +178,11 @@ class SimulatedDevice:
         self._fired: set[str] = set()
         self._early: asyncio.TimerHandle | None = None
         self._tried: set[str] = set()
+        # ``go_silent``: the device freezes (sends nothing, reads nothing, keeps its
+        # connection) until ``wake``.
+        self.silent = False
+        self._awake = asyncio.Event()
+        self._awake.set()
         self._load()
 
     # --- non-volatile memory -------------------------------------------------------------------
@@ -171,16 +190,18 @@ class SimulatedDevice:
     def _load(self) -> None:
         if self.state_file is None or not self.state_file.exists():
             return
-        saved = json.loads(self.state_file.read_text())
+        self._restore(json.loads(self.state_file.read_text()))
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        """Take back what ``_memory`` kept (a subclass adds its own)."""
         self.session, self.count, self.game = saved["session"], saved["count"], saved["game"]
         self.steps = saved.get("steps", 0)
         self._fired = set(saved.get("fired", []))
         self.link.restore_memory(saved["link"])
 
-    def _save(self) -> None:
-        if self.state_file is None:
-            return
-        data = {
+    def _memory(self) -> dict[str, Any]:
+        """What the device keeps in non-volatile memory (JSON; a subclass adds its own)."""
+        return {
             "session": self.session,
             "count": self.count,
             "game": self.game,
@@ -188,6 +209,11 @@ class SimulatedDevice:
             "fired": sorted(self._fired),
             "link": self.link.memory(),
         }
+
+    def _save(self) -> None:
+        if self.state_file is None:
+            return
+        data = self._memory()
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(self.state_file)
@@ -207,9 +233,13 @@ class SimulatedDevice:
     # --- running -------------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
-        """Connect, and reconnect after every loss, until ``stop`` is set."""
+        """Connect, and reconnect after every loss, until ``stop`` is set (a silent device
+        reconnects once it wakes)."""
         stop = stop or asyncio.Event()
         while not stop.is_set():
+            if self.silent:
+                await _first_of(self._awake.wait(), stop.wait())
+                continue
             with contextlib.suppress(ConnectionError, OSError, TimeoutError):
                 await self._connection(stop)
             self.connected.clear()
@@ -242,6 +272,7 @@ class SimulatedDevice:
             writer.write(hello_bytes)
             await self._welcome(reader, writer, hello_bytes)
             self.connected.set()
+            self._welcomed()
             self._out_now()
             ticker = asyncio.create_task(self._tick())
             stopper = asyncio.create_task(stop.wait())
@@ -281,19 +312,32 @@ class SimulatedDevice:
                     answer = decode_welcome_or_refused(item.body)
                     if isinstance(answer, Refused):
                         raise DeviceRefused(answer.code, answer.message)
+                    # The link's timing is the server's (a heartbeat well within its
+                    # silence limit).
+                    if answer.heartbeat_ms > 0 and answer.silence_ms > 0:
+                        self.link.heartbeat_every = answer.heartbeat_ms / 1000
+                        self.link.silence_limit = answer.silence_ms / 1000
                     self.link.resume(answer.last_acked, time.monotonic())
                     self.out(f"{self.id}: connected, session {answer.session}")
                     return
 
+    def _welcomed(self) -> None:
+        """The server welcomed the device (every connection): a subclass's first messages."""
+
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(max(0.0, self.link.next_deadline() - time.monotonic()))
+            if self.silent:  # frozen: no heartbeat, no retransmission, no silence detected
+                await self._awake.wait()
+                continue
             if self.link.tick(time.monotonic()) is not None and self._writer is not None:
                 self._writer.close()  # the server went silent: reconnect
                 return
             self._out_now()
 
     async def _received(self, data: bytes) -> None:
+        if self.silent:
+            return  # frozen: what arrives is never read (the server sends it again)
         for event in self.link.receive_data(data, time.monotonic()):
             if isinstance(event, Delivered):
                 command = decode_to_device(event.body)
@@ -321,6 +365,31 @@ class SimulatedDevice:
         if faults.power_loss_at == steps and self._once("power"):
             self.power_loss()
 
+    # --- connection faults on demand ------------------------------------------------------------
+
+    def disconnect(self) -> None:
+        """Close the connection now (the device connects again and resumes its session)."""
+        if self._writer is not None:
+            self._writer.close()
+
+    def go_silent(self) -> None:
+        """Freeze: send nothing (no message, ack or heartbeat) and read nothing, but keep the
+        connection open, so that the server's silence limit finds it. What the device is
+        asked to send meanwhile waits in its link."""
+        self.silent = True
+        self._awake.clear()
+
+    def wake(self) -> None:
+        """End ``go_silent``: on a connection still open the link picks up where it stood and
+        sends again what is unacknowledged; one the server closed is opened again."""
+        if not self.silent:
+            return
+        self.silent = False
+        self._awake.set()
+        if self._writer is not None and not self._writer.is_closing():
+            self.link.resume(self.link.peer_acked, time.monotonic())
+            self._out_now()
+
     def _fault(self, code: str) -> None:
         self.send(DeviceFault(code=code))
         if self.faults.clear_after is not None:
@@ -337,7 +406,7 @@ class SimulatedDevice:
     def _out_now(self) -> None:
         data = self.link.data_to_send()
         writer = self._writer
-        if not data or writer is None or writer.is_closing():
+        if not data or writer is None or writer.is_closing() or self.silent:
             return
         faults, rnd = self.faults, self.random
         if faults.drop and rnd.random() < faults.drop:

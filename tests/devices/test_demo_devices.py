@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from server.cli.main import main
-from server.devices.demo import DEVICES, DemoDevices
+from server.devices.demo import DEVICES, STATION_TABLE, STATIONS, DemoDevices
 from server.net.bot import run_bot
 from tests.devices.test_device_tables import (
     assert_money_intact,
@@ -68,13 +69,14 @@ def _free_port() -> int:
 
 
 def test_croupier_serve_demo_devices_connects_every_simulated_device(tmp_path: Path) -> None:
-    """The command a new user runs: every demo device is up, at its table."""
+    """The command a new user runs: every demo device is up, at its table, the four player
+    stations of the Lucky Nines table among them, and their touchscreens' URLs printed."""
     port = _free_port()
     croupier = Path(sys.executable).with_name("croupier")
     command = [str(croupier), "serve", "--demo-devices", "--port", str(port)]
     server = subprocess.Popen(
         [*command, "--data-dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
@@ -84,15 +86,25 @@ def test_croupier_serve_demo_devices_connects_every_simulated_device(tmp_path: P
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/devices", timeout=2) as r:
                     listed = json.load(r)["devices"]
-                if len(listed) == len(DEVICES) and all(d["link"] == "up" for d in listed):
+                wanted = len(DEVICES) + len(STATIONS)
+                if len(listed) == wanted and all(d["link"] == "up" for d in listed):
                     break
             except OSError:
                 pass
             time.sleep(0.2)
-        assert {(d["id"], d["table"], d["link"]) for d in listed} == {
-            (d.id, d.table, "up") for d in DEVICES
-        }
+        assert {(d["id"], d["role"], d["table"], d["link"]) for d in listed} == {
+            (d.id, d.role, d.table, "up") for d in DEVICES
+        } | {(s, "station", STATION_TABLE, "up") for s in STATIONS}
+        # Each station's agent gets its touchscreen's token right after its hello.
+        printed = ""
+        assert server.stdout is not None
+        while printed.count("touchscreen:") < len(STATIONS) and time.monotonic() < deadline:
+            if select.select([server.stdout], [], [], 0.5)[0]:
+                printed += os.read(server.stdout.fileno(), 65536).decode()
     finally:
         server.send_signal(signal.SIGTERM)
         _, err = server.communicate(timeout=30)
     assert server.returncode == 0, err.decode()[-2000:]
+    assert f"main display: http://127.0.0.1:{port}/display/{STATION_TABLE}" in printed
+    for station in STATIONS:
+        assert f"{station} touchscreen: http://127.0.0.1:{port}/station/{station}#token=" in printed

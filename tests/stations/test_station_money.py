@@ -1,0 +1,258 @@
+"""Player stations' money, end to end (docs/electronic-tables.md): a real server, station
+agents on real TCP, touchscreens on real WebSockets. Bills become credits, the station bets
+Banker and Lucky Nines, cashes out on a ticket redeemed at another station; handpays,
+expired, altered, forged and twice-redeemed tickets, a printer that fails, a swapped
+station. After each, the ledger and the meters agree to the cent."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from websockets.asyncio.client import connect
+
+from server.cli.main import main
+from server.devices.simulator import DeviceRefused
+from server.devices.station_simulator import StationSimulator
+from server.protocol.codec import decode_server, encode
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    AttendantAction,
+    BetAccepted,
+    CashedOut,
+    CashOut,
+    Hello,
+    PlaceBet,
+    StationStatus,
+    Winners,
+)
+from server.stations import tickets
+from tests.devices.test_device_tables import synchronously
+from tests.stations.floor import (
+    KEYS,
+    assert_reconciles,
+    config,
+    credits,
+    join,
+    refused,
+    running,
+    screen,
+    stations,
+    until,
+)
+
+
+@synchronously
+async def test_bill_in_bets_cash_out_and_the_ticket_redeemed_at_another_station(tmp_path: Path) -> None:  # fmt: skip  # noqa: E501
+    async with running(tmp_path) as service, stations(service, "s1", "s2") as (s1, s2):
+        assert (await s1.insert_bill(5_000)).accept
+        assert (await s1.insert_bill(2_000)).accept
+        assert await until(lambda: credits(service, "s1") == 7_000)
+        touchscreen = screen(service, s1.screen_token)
+        async with touchscreen as touch, screen(service, name="Watcher") as watcher:
+            assert await until(lambda: touch.last(StationStatus) is not None)
+            assert await until(lambda: touch.station().credits == 7_000)
+            assert touch.station().enabled and touch.station().seat == 1
+            await join(touch)
+            await join(watcher, role="spectator")
+            banker = await touch.bet("lucky", "banker", 1_000, "b1")
+            round_id = banker.round
+            nines = PlaceBet(
+                table="lucky", round=round_id, bet_id="l9", spot="lucky_nines", amount=500
+            )
+            lucky = await touch.ask(nines)
+            assert isinstance(banker, BetAccepted), banker
+            assert isinstance(lucky, BetAccepted), lucky
+            assert await until(lambda: touch.ended(round_id), 10)
+            after_round = credits(service, "s1")
+            paid = after_round - (7_000 - 1_500)
+            # The main display's "last winners": seats and amounts, never a player.
+            assert await until(lambda: watcher.last(Winners) is not None)
+            winners = watcher.last(Winners)
+            assert winners.round == round_id
+            assert winners.wins == ([{"seat": 1, "amount": paid}] if paid else [])
+            assert await until(lambda: touch.station().credits == after_round)
+            ticket = await touch.ask(CashOut())
+            assert isinstance(ticket, CashedOut) and ticket.amount == after_round
+            assert tickets.check(service.casino.stations.ticket_key, ticket.validation)
+        assert await until(lambda: len(s1.printed) == 1)
+        assert s1.printed[0].validation == ticket.validation and s1.printed[0].amount == after_round  # fmt: skip  # noqa: E501
+        assert credits(service, "s1") == 0
+        verdict = await s2.insert_ticket(ticket.validation, ticket.amount)
+        assert verdict.accept and verdict.amount == after_round
+        assert await until(lambda: credits(service, "s2") == after_round)
+        # The same ticket again, at the first station: refused; nothing moves.
+        again = await s1.insert_ticket(ticket.validation, ticket.amount)
+        assert not again.accept and "redeemed" in again.reason
+        await service.casino.stations.drain()
+        assert_reconciles(service, "s1", "s2")
+        meters = service.stations_store.load("s1").meters
+        assert meters["bills_in"] == {"2000": 1, "5000": 1} and meters["credits_in"] == 7_000
+        assert meters["tickets_out"] == 1 and meters["tickets_out_amount"] == after_round
+        assert meters["games_played"] == 1 and meters["wagered"] == 1_500
+        assert service.stations_store.load("s2").meters["tickets_in_amount"] == after_round
+    # The operator's command agrees, on the data directory the server left.
+    assert main(["meters", "s1", "s2", "--data-dir", str(tmp_path / "data")]) == 0
+
+
+@synchronously
+async def test_a_win_above_the_handpay_limit_locks_the_station_until_an_attendant_pays_it(
+    tmp_path: Path,
+) -> None:
+    # Player and Banker both: every round pays at least 1,000 back (a tie pushes both).
+    text = config(handpay_limit=999)
+    async with running(tmp_path, text) as service, stations(service, "s1") as (s1,):
+        assert (await s1.insert_bill(5_000)).accept
+        async with screen(service, s1.screen_token) as touch:
+            await join(touch)
+            banker = await touch.bet("lucky", "banker", 1_000, "b")
+            round_id = banker.round
+            await touch.ask(PlaceBet(table="lucky", round=round_id, bet_id="p", spot="player", amount=1_000))  # fmt: skip  # noqa: E501
+            assert await until(lambda: touch.ended(round_id), 10)
+            assert await until(lambda: touch.station().handpay is not None)
+            handpay = touch.station().handpay
+            paid = credits(service, "s1") - 3_000
+            assert handpay == {"amount": paid, "kind": "jackpot", "round": round_id}
+            assert not touch.station().enabled
+            next_bet = await touch.bet("lucky", "banker", 1_000, "next")
+            assert refused(next_bet, "station_locked"), next_bet
+            no_key = await touch.ask(AttendantAction(action="handpay"))
+            assert refused(no_key, "attendant_key_required"), no_key
+            s1.turn_key("att-3")
+            assert await until(lambda: touch.station().attendant == "att-3")
+            done = await touch.ask(AttendantAction(action="handpay"))
+            assert isinstance(done, StationStatus) and done.handpay is None and done.enabled
+            assert done.credits == 3_000  # the handpay left the credits, in cash
+        await service.casino.stations.drain()
+        meters = service.stations_store.load("s1").meters
+        assert (meters["handpays"], meters["handpays_amount"]) == (1, paid)
+        assert meters["credits_out"] == paid
+        paid_by = [e for e in service.stations_store.logged("s1") if e["event"] == "handpay_paid"]
+        assert paid_by[-1]["actor"] == "att-3"
+        assert_reconciles(service, "s1")
+
+
+@synchronously
+async def test_a_cash_out_above_the_ticket_limit_is_paid_by_hand(tmp_path: Path) -> None:
+    text = config(ticket_limit=4_000)
+    async with running(tmp_path, text) as service, stations(service, "s1") as (s1,):
+        assert (await s1.insert_bill(5_000)).accept
+        async with screen(service, s1.screen_token) as touch:
+            assert await until(lambda: touch.last(StationStatus) is not None)
+            status = await touch.ask(CashOut())
+            assert isinstance(status, StationStatus), status
+            assert status.handpay == {"amount": 5_000, "kind": "cancelled_credits", "round": ""}
+            assert s1.printed == []
+            s1.turn_key("att-1")
+            assert await until(lambda: touch.station().attendant == "att-1")
+            done = await touch.ask(AttendantAction(action="handpay"))
+            assert isinstance(done, StationStatus) and done.credits == 0 and done.enabled
+        await service.casino.stations.drain()
+        meters = service.stations_store.load("s1").meters
+        assert (meters["cancelled_credits"], meters["cancelled_credits_amount"]) == (1, 5_000)
+        assert_reconciles(service, "s1")
+
+
+@synchronously
+async def test_expired_altered_forged_and_reused_tickets_are_refused_at_a_station(tmp_path: Path) -> None:  # fmt: skip  # noqa: E501
+    # Tickets expire after about 3 seconds here.
+    text = config(ticket_expiry_days=3 / 86_400)
+    async with running(tmp_path, text) as service, stations(service, "s1", "s2") as (s1, s2):
+        assert (await s1.insert_bill(2_000)).accept
+        async with screen(service, s1.screen_token) as touch:
+            assert await until(lambda: touch.last(StationStatus) is not None)
+            first = await touch.ask(CashOut())
+            assert isinstance(first, CashedOut)
+        key = service.casino.stations.ticket_key
+        forged = tickets.new_validation(b"another casino's key, 32 bytes!")
+        digit = str((int(first.validation[5]) + 1) % 10)
+        misprinted = first.validation[:5] + digit + first.validation[6:]
+        refusals = {
+            "forged": await s2.insert_ticket(forged, 2_000),
+            "unknown": await s2.insert_ticket(tickets.new_validation(key), 2_000),
+            "altered digit": await s2.insert_ticket(misprinted, 2_000),
+            "altered amount": await s2.insert_ticket(first.validation, 20_000),
+        }
+        for what, verdict in refusals.items():
+            assert not verdict.accept, what
+        assert credits(service, "s2") == 0
+        issued = service.stations_store.ticket(first.validation)
+        assert issued is not None
+        await asyncio.sleep(max(0.0, issued.expires_at - time.time()) + 0.1)
+        expired = await s2.insert_ticket(first.validation, 2_000)
+        assert not expired.accept and "expired" in expired.reason
+        assert credits(service, "s2") == 0
+        await service.casino.stations.drain()
+        events = [e["event"] for e in service.stations_store.logged()]
+        assert events.count("ticket_refused:forged") == 3
+        assert "ticket_refused:altered" in events and "ticket_refused:expired" in events
+        assert_reconciles(service, "s1", "s2")
+    assert (
+        main(["tickets", "list", "--status", "expired", "--data-dir", str(tmp_path / "data")]) == 0
+    )
+
+
+@synchronously
+async def test_a_ticket_the_printer_cannot_print_goes_back_to_the_credits(tmp_path: Path) -> None:
+    async with running(tmp_path) as service, stations(service, "s1", printer_fail=True) as (s1,):
+        assert (await s1.insert_bill(1_000)).accept
+        async with screen(service, s1.screen_token) as touch:
+            assert await until(lambda: touch.last(StationStatus) is not None)
+            ticket = await touch.ask(CashOut())
+            assert isinstance(ticket, CashedOut)
+            assert await until(lambda: credits(service, "s1") == 1_000)
+            assert await until(lambda: touch.station().credits == 1_000)
+        stored = service.stations_store.ticket(ticket.validation)
+        assert stored is not None and stored.status == "voided"
+        await service.casino.stations.drain()
+        meters = service.stations_store.load("s1").meters
+        assert meters["tickets_voided"] == 1 and meters["tickets_out"] == 1
+        assert_reconciles(service, "s1")
+
+
+@synchronously
+async def test_bills_the_validators_do_not_take_are_returned(tmp_path: Path) -> None:
+    async with running(tmp_path) as service, stations(service, "s1") as (s1,):
+        verdict = await s1.insert_bill(300)
+        assert not verdict.accept and "not accepted" in verdict.reason
+        assert credits(service, "s1") == 0
+
+
+@synchronously
+async def test_a_swapped_or_unknown_station_is_refused(tmp_path: Path) -> None:
+    """The same station id with another key (a swapped or cloned cabinet), and a station the
+    server does not know: refused at the hello, counted."""
+    async with running(tmp_path) as service:
+        port = service.casino.devices.port
+        swapped = ("s1", KEYS["s2"], "unauthenticated")
+        for device_id, key, code in (swapped, ("s9", KEYS["s1"], "unknown_device")):
+            station = StationSimulator(device_id, bytes.fromhex(key), "127.0.0.1", port)
+            try:
+                await asyncio.wait_for(station.run(), 5)
+                raise AssertionError("the station was accepted")
+            except DeviceRefused as exc:
+                assert exc.code == code
+        assert service.casino.devices.refused == {"unauthenticated": 1, "unknown_device": 1}
+        assert not service.casino.stations.stations["s1"].up
+
+
+@synchronously
+async def test_a_table_with_stations_seats_its_stations_only(tmp_path: Path) -> None:
+    async with running(tmp_path) as service, stations(service, "s1") as (s1,):
+        async with screen(service, name="Ann") as ann:
+            answer = await join(ann)
+            assert refused(answer, "stations_only"), answer
+            assert not refused(await join(ann, role="spectator"), "stations_only")
+            round_id = await ann.open_round("lucky")
+            bet = PlaceBet(table="lucky", round=round_id, bet_id="x", spot="banker", amount=100)
+            assert refused(await ann.ask(bet), "stations_only")
+            assert refused(await ann.ask(CashOut()), "not_a_station")
+        # A token from the station's earlier session is refused once it starts a new one.
+        old = s1.screen_token
+        s1.power_loss()
+        assert await until(lambda: s1.screen_token != old, 8)
+        async with connect(f"ws://127.0.0.1:{service.port}/ws") as ws:
+            await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=old)))
+            answer = decode_server(await ws.recv())  # type: ignore[arg-type]
+            assert refused(answer, "bad_token"), answer
