@@ -123,7 +123,7 @@ def register(commands: Any) -> None:
     station.add_argument(
         "--stack-fail",
         action="store_true",
-        help="bills the server accepts are returned (the validator cannot stack them)",
+        help="bills and tickets the server accepts are returned (the stacker jams)",
     )
     station.add_argument(
         "--self-test-fail", action="store_true", help="the self-test after each welcome fails"

@@ -44,6 +44,8 @@ __all__ = [
     "TicketIn",
     "TicketPrintFailed",
     "TicketPrinted",
+    "TicketReturned",
+    "TicketStacked",
     "TicketVerdict",
     "Welcome",
     "WheelPhase",
@@ -239,7 +241,9 @@ class Prompt(_Message, tag="prompt", frozen=True):
 # --- station (a player station of an electronic gaming table: its cabinet's peripherals) -------
 
 Money = Annotated[int, msgspec.Meta(ge=1, le=10**12)]  # minor units
-# A TITO ticket's validation number: 18 digits (docs/electronic-tables.md, "Tickets").
+# A TITO ticket's validation number as the reader read it: the server checks that it is 18
+# digits with the right check digits, and logs anything else as forged
+# (docs/electronic-tables.md, "Tickets").
 Validation = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 
 
@@ -274,11 +278,26 @@ class BillReturned(_Message, tag="bill_returned", frozen=True):
 
 
 class TicketIn(_Message, tag="ticket_in", frozen=True):
-    """The ticket reader read a ticket: its ``validation`` number and the ``amount`` printed
-    on it. The server redeems it (credits) or refuses it, answering ``ticket_verdict``."""
+    """The ticket reader read a ticket and holds it: its ``validation`` number and the
+    ``amount`` printed on it. The server answers ``ticket_verdict``: accepted, the ticket is
+    held for this station (nobody else may redeem it) and the reader stacks it; refused,
+    the reader gives it back."""
 
     validation: Validation
     amount: Money
+
+
+class TicketStacked(_Message, tag="ticket_stacked", frozen=True):
+    """The ticket the server accepted is in the stacker: now its value becomes credits."""
+
+    validation: Validation
+
+
+class TicketReturned(_Message, tag="ticket_returned", frozen=True):
+    """The ticket the server accepted could not be stacked (a jam) and went back to the
+    player: it is redeemable again, nothing was credited."""
+
+    validation: Validation
 
 
 class TicketPrinted(_Message, tag="ticket_printed", frozen=True):
@@ -334,8 +353,8 @@ class BillVerdict(_Message, tag="bill_verdict", frozen=True):
 
 
 class TicketVerdict(_Message, tag="ticket_verdict", frozen=True):
-    """Server → station: the ticket was redeemed (``accept``: keep it, ``amount`` credited) or
-    refused (give it back; ``reason``)."""
+    """Server → station: stack the ticket (``accept``: it is good for ``amount``, credited
+    once it is stacked) or give it back (``reason``)."""
 
     validation: Validation
     accept: bool
@@ -348,8 +367,8 @@ class PrintTicket(_Message, tag="print_ticket", frozen=True):
 
     validation: Validation
     amount: Money
-    issued_at: str
-    expires_at: str
+    issued_at: Annotated[str, msgspec.Meta(max_length=40)]  # ISO 8601, UTC
+    expires_at: Annotated[str, msgspec.Meta(max_length=40)]
     station: DeviceId
 
 
@@ -357,8 +376,8 @@ class Screen(_Message, tag="screen", frozen=True):
     """Server → station, after every welcome: where the cabinet's touchscreen opens
     (``path``) and the token it says hello with (valid for this session of the station)."""
 
-    path: str
-    token: str
+    path: Annotated[str, msgspec.Meta(max_length=200)]
+    token: Annotated[str, msgspec.Meta(max_length=2000)]
 
 
 # --- every role -------------------------------------------------------------------------------
@@ -384,6 +403,8 @@ FROM_DEVICE: Final[dict[str, tuple[type[_Message], ...]]] = {
         BillStacked,
         BillReturned,
         TicketIn,
+        TicketStacked,
+        TicketReturned,
         TicketPrinted,
         TicketPrintFailed,
         CardIn,

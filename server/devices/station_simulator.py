@@ -49,6 +49,8 @@ from server.devices.messages import (
     TicketIn,
     TicketPrinted,
     TicketPrintFailed,
+    TicketReturned,
+    TicketStacked,
     TicketVerdict,
 )
 from server.devices.simulator import Faults, SimulatedDevice
@@ -64,8 +66,8 @@ SELF_TEST_FAILED: Final = "simulated self-test failure"
 class StationSimulator(SimulatedDevice):
     """A player station's agent. Knobs (attributes, which a test may change while it runs):
     ``self_test_fail`` (the self-test after each welcome fails), ``printer_fail`` (every
-    ticket fails to print, out of paper), ``stack_fail`` (a bill the server accepts cannot be
-    stacked and is returned)."""
+    ticket fails to print, out of paper), ``stack_fail`` (a bill or ticket the server
+    accepts cannot be stacked and is returned)."""
 
     def __init__(
         self,
@@ -189,8 +191,12 @@ class StationSimulator(SimulatedDevice):
 
     def _ticket_verdict(self, verdict: TicketVerdict) -> None:
         self.verdicts.append(verdict)
-        if verdict.accept:
-            self.out(f"{self.id}: ticket {verdict.validation} redeemed for {verdict.amount}")
+        if verdict.accept and self.stack_fail:
+            self.send(TicketReturned(validation=verdict.validation))
+            self.out(f"{self.id}: ticket {verdict.validation} could not be stacked: returned")
+        elif verdict.accept:
+            self.send(TicketStacked(validation=verdict.validation))
+            self.out(f"{self.id}: ticket {verdict.validation} stacked for {verdict.amount}")
         else:
             self.out(f"{self.id}: ticket {verdict.validation} returned: {verdict.reason}")
         waiters = self._ticket_waiters.get(verdict.validation)

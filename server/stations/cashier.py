@@ -29,6 +29,8 @@ __all__ = [
     "TICKETS_OUTSTANDING",
     "TICKETS_VOIDED",
     "Refusal",
+    "examine",
+    "hold",
     "issue",
     "open_accounts",
     "reconcile_tickets",
@@ -68,20 +70,20 @@ def _refused(store: StationStore, where: str, validation: str, code: str, messag
     return Refusal(code, message)
 
 
-def redeem(
+def examine(
     store: StationStore,
-    ledger: Ledger,
     key: bytes,
     validation: str,
     *,
-    destination: str,
     by: str,
     amount: int | None = None,
     now: float | None = None,
+    holder: str | None = None,
 ) -> Ticket | Refusal:
-    """Redeem a ticket into ``destination`` (a station's account, or ``CASHIER``), as ``by``;
-    ``amount`` is what a ticket reader read printed on it (None at the cashier, who reads
-    the number). Every refusal is logged."""
+    """The ticket under ``validation`` if it may be redeemed now by ``by`` (``holder``: the
+    station whose reader holds it, which may complete its redemption), else why not —
+    every refusal logged. ``amount`` is what a reader read printed on it (None at the
+    cashier, who reads the number)."""
     moment = time.time() if now is None else now
     if not validation_numbers.check(key, validation):
         return _refused(store, by, validation, "forged", "not a ticket this casino issued")
@@ -95,9 +97,47 @@ def redeem(
         return _refused(store, by, validation, "voided", "this ticket was voided")
     if ticket.status == "redeemed":
         return _refused(store, by, validation, "redeemed", "this ticket was redeemed already")
-    if ticket.expired(moment):
+    held_here = ticket.status == "held" and ticket.closed_by == holder
+    if ticket.status == "held" and not held_here:
+        message = "this ticket is being redeemed at another station"
+        return _refused(store, by, validation, "held", message)
+    if ticket.expired(moment) and not held_here:  # accepted before it expired: it stands
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ticket.expires_at))
         return _refused(store, by, validation, "expired", f"this ticket expired on {when}")
+    return ticket
+
+
+def hold(
+    store: StationStore, key: bytes, validation: str, *, station: str, amount: int
+) -> Ticket | Refusal:
+    """A station's reader holds the ticket: if it may be redeemed, it is held for that
+    station — no one else may redeem it — until the reader stacks it (``redeem``) or gives
+    it back (``StationStore.release_ticket``)."""
+    ticket = examine(store, key, validation, by=station, amount=amount, holder=station)
+    if isinstance(ticket, Refusal):
+        return ticket
+    if ticket.status != "held" and not store.write(store.hold_ticket(validation, station)):
+        return _refused(store, station, validation, "held", "this ticket was taken meanwhile")
+    return ticket
+
+
+def redeem(
+    store: StationStore,
+    ledger: Ledger,
+    key: bytes,
+    validation: str,
+    *,
+    destination: str,
+    by: str,
+    amount: int | None = None,
+    now: float | None = None,
+    holder: str | None = None,
+) -> Ticket | Refusal:
+    """Redeem a ticket into ``destination`` (a station's account once its reader stacked
+    the ticket it holds, ``holder``; or ``CASHIER``), as ``by``. Every refusal is logged."""
+    ticket = examine(store, key, validation, by=by, amount=amount, now=now, holder=holder)
+    if isinstance(ticket, Refusal):
+        return ticket
     kind = CashKind.TICKET_IN if destination != CASHIER else "ticket_cashier"
     transfer = Transfer(TICKETS_OUTSTANDING, destination, ticket.amount, kind)
     try:
@@ -121,7 +161,7 @@ def void(
     if ticket is None:
         return _refused(store, by, validation, "forged", "no ticket was issued with this number")
     if ticket.status != "issued":
-        return Refusal(ticket.status, f"this ticket was {ticket.status} already")
+        return Refusal(ticket.status, f"this ticket is {ticket.status}")
     transfer = Transfer(TICKETS_OUTSTANDING, TICKETS_VOIDED, ticket.amount, "ticket_voided")
     try:
         ledger.post(f"redeem:{validation}", [transfer])
@@ -164,13 +204,17 @@ def issue(
 
 def reconcile_tickets(store: StationStore, ledger: Ledger) -> list[str]:
     """At start: rows a crash left behind the ledger. An issued ticket that was never debited
-    is voided; one whose redemption was posted is marked redeemed. The validation numbers
-    changed."""
+    is voided; one whose redemption was posted is marked redeemed; one a reader held is
+    redeemable again (a reader that stacked it says so again when it reconnects). The
+    validation numbers changed."""
     keys = {key for key, _ in ledger.history(TICKETS_OUTSTANDING)}
     changed = []
-    for ticket in store.tickets("issued") + store.tickets("expired"):
+    for ticket in store.tickets("issued") + store.tickets("expired") + store.tickets("held"):
         v = ticket.validation
-        if f"ticket:{v}" not in keys:
+        if ticket.status == "held" and f"redeem:{v}" not in keys:
+            store.write(store.release_ticket(v))
+            changed.append(v)
+        elif f"ticket:{v}" not in keys:
             store.write(store.close_ticket(v, "voided", "recovery", "never debited"))
             changed.append(v)
         elif f"redeem:{v}" in keys:

@@ -46,6 +46,8 @@ from server.devices.messages import (
     TicketIn,
     TicketPrinted,
     TicketPrintFailed,
+    TicketReturned,
+    TicketStacked,
     TicketVerdict,
 )
 from server.journal.journal import Journal, RoundStatus
@@ -398,6 +400,10 @@ class Stations:
                 self._spawn(self._log(s, "bill_returned", detail=f"bill {bill}"))
             case TicketIn(validation=validation, amount=amount):
                 self._spawn(self._ticket_in(s, validation, amount))
+            case TicketStacked(validation=validation):
+                self._spawn(self._ticket_stacked(s, validation))
+            case TicketReturned(validation=validation):
+                self._spawn(self._ticket_returned(s, validation))
             case TicketPrinted(validation=validation):
                 self._spawn(self._printed(s, validation))
             case TicketPrintFailed(validation=validation, reason=reason):
@@ -422,28 +428,40 @@ class Stations:
         await self._money_moved(s)
 
     async def _ticket_in(self, s: _Station, validation: str, amount: int) -> None:
+        """The reader holds a ticket: hold it for this station if it is good (credited once
+        the reader stacks it), else the reader gives it back."""
         why = s.why_not()
         if why is not None:
             await self._log(s, "ticket_returned", detail=f"{validation}: {why}")
             verdict = TicketVerdict(validation=validation, accept=False, reason=why)
         else:
-            result = await asyncio.to_thread(
-                cashier.redeem,
-                self.store,
-                self.ledger,
-                self.ticket_key,
-                validation,
-                destination=station_account(s.id),
-                by=s.id,
-                amount=amount,
+            held = await asyncio.to_thread(
+                cashier.hold, self.store, self.ticket_key, validation, station=s.id, amount=amount
             )
-            if isinstance(result, cashier.Refusal):
-                verdict = TicketVerdict(validation=validation, accept=False, reason=result.message)
+            if isinstance(held, cashier.Refusal):
+                verdict = TicketVerdict(validation=validation, accept=False, reason=held.message)
             else:
-                verdict = TicketVerdict(validation=validation, accept=True, amount=result.amount)
+                verdict = TicketVerdict(validation=validation, accept=True, amount=held.amount)
         self.hub.send(s.id, verdict)
-        if verdict.accept:
+
+    async def _ticket_stacked(self, s: _Station, validation: str) -> None:
+        """The ticket is in the stacker: its value becomes credits (once)."""
+        redeemed = await asyncio.to_thread(
+            cashier.redeem,
+            self.store,
+            self.ledger,
+            self.ticket_key,
+            validation,
+            destination=station_account(s.id),
+            by=s.id,
+            holder=s.id,
+        )
+        if not isinstance(redeemed, cashier.Refusal):
             await self._money_moved(s)
+
+    async def _ticket_returned(self, s: _Station, validation: str) -> None:
+        await self.store.awrite(self.store.release_ticket(validation, s.id))
+        await self._log(s, "ticket_returned", detail=f"{validation}: not stacked")
 
     async def _printed(self, s: _Station, validation: str) -> None:
         await self.store.awrite(self.store.mark_printed(validation))

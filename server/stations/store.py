@@ -116,14 +116,14 @@ class Ticket:
     station: str
     issued_at: float
     expires_at: float
-    status: str  # issued, redeemed, voided
+    status: str  # issued, held (by the station ``closed_by``, until it stacks it), redeemed, voided
     printed: bool
     closed_at: float | None
     closed_by: str | None
     detail: str
 
     def expired(self, now: float) -> bool:
-        return self.status == "issued" and now >= self.expires_at
+        return self.status in ("issued", "held") and now >= self.expires_at
 
     def shown_status(self, now: float) -> str:
         return "expired" if self.expired(now) else self.status
@@ -323,10 +323,41 @@ class StationStore:
         def apply(db: sqlite3.Connection) -> bool:
             changed = db.execute(
                 "UPDATE tickets SET status = ?, closed_at = ?, closed_by = ?, detail = ? "
-                "WHERE validation = ? AND status = 'issued'",
+                "WHERE validation = ? AND status IN ('issued', 'held')",
                 (status, time.time(), by, detail, validation),
             ).rowcount
             return bool(changed)
+
+        return apply
+
+    @staticmethod
+    def hold_ticket(validation: str, station: str) -> Callable[[sqlite3.Connection], bool]:
+        """A write that holds an issued ticket for the station whose reader holds it (until
+        it is stacked or given back); False when it was not issued any more."""
+
+        def apply(db: sqlite3.Connection) -> bool:
+            return bool(
+                db.execute(
+                    "UPDATE tickets SET status = 'held', closed_by = ?, closed_at = ? "
+                    "WHERE validation = ? AND status = 'issued'",
+                    (station, time.time(), validation),
+                ).rowcount
+            )
+
+        return apply
+
+    @staticmethod
+    def release_ticket(validation: str, station: str | None = None) -> Callable[[sqlite3.Connection], bool]:  # fmt: skip  # noqa: E501
+        """A write that makes a held ticket issued again (given back to the player)."""
+
+        def apply(db: sqlite3.Connection) -> bool:
+            return bool(
+                db.execute(
+                    "UPDATE tickets SET status = 'issued', closed_by = NULL, closed_at = NULL "
+                    "WHERE validation = :v AND status = 'held' AND (:s IS NULL OR closed_by = :s)",
+                    {"v": validation, "s": station},
+                ).rowcount
+            )
 
         return apply
 

@@ -39,6 +39,8 @@ from server.devices.messages import (
     TicketIn,
     TicketPrinted,
     TicketPrintFailed,
+    TicketReturned,
+    TicketStacked,
     TicketVerdict,
 )
 from server.devices.station_simulator import StationScript, StationSimulator, play_script
@@ -266,6 +268,10 @@ async def test_tickets_are_redeemed_or_refused_and_each_insertion_gets_its_verdi
             TicketIn(validation="111", amount=900),
         ]
         assert station.verdicts == [first, second, unknown]
+        # Only the accepted ticket goes into the stacker (and says so: it is credited then).
+        await until(lambda: service.of(TicketStacked) != [])
+        assert service.of(TicketStacked) == [TicketStacked(validation=GOOD)]
+        assert service.of(TicketReturned) == []
 
 
 @synchronously
@@ -457,7 +463,7 @@ async def test_croupier_device_simulate_role_station(tmp_path: Path) -> None:
         assert "screen: /station/s1#token=tok-cli" in text, (text, err.decode())
         assert "s1: self-test passed" in text
         assert "s1: bill 2 (5000) stacked" in text
-        assert f"s1: ticket {GOOD} redeemed for 400" in text
+        assert f"s1: ticket {GOOD} stacked for 400" in text
         assert service.of(BillStacked) == [BillStacked(bill=1, amount=2000), BillStacked(bill=2, amount=5000)]  # fmt: skip  # noqa: E501
         assert [(f.code, f.cleared) for f in service.of(DeviceFault)] == [("door_open", False), ("door_open", True)]  # fmt: skip  # noqa: E501
         assert [k.on for k in service.of(AttendantKey)] == [True, False]

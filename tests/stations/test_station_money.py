@@ -27,7 +27,7 @@ from server.protocol.messages import (
     StationStatus,
     Winners,
 )
-from server.stations import tickets
+from server.stations import cashier, tickets
 from tests.devices.test_device_tables import synchronously
 from tests.stations.floor import (
     KEYS,
@@ -256,3 +256,36 @@ async def test_a_table_with_stations_seats_its_stations_only(tmp_path: Path) -> 
             await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=old)))
             answer = decode_server(await ws.recv())  # type: ignore[arg-type]
             assert refused(answer, "bad_token"), answer
+
+
+@synchronously
+async def test_a_ticket_is_credited_only_once_stacked_and_held_for_its_station_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """The reader of s2 jams and gives the ticket back: nothing is credited and the ticket is
+    good again. While a reader holds a ticket, nobody else may redeem it."""
+    async with running(tmp_path) as service, stations(service, "s1", "s2") as (s1, s2):
+        assert (await s1.insert_bill(1_000)).accept
+        async with screen(service, s1.screen_token) as touch:
+            assert await until(lambda: touch.last(StationStatus) is not None)
+            ticket = await touch.ask(CashOut())
+            assert isinstance(ticket, CashedOut)
+        s2.stack_fail = True
+        jammed = await s2.insert_ticket(ticket.validation, 1_000)
+        assert jammed.accept  # good, but the stacker jammed: the ticket went back
+        assert await until(
+            lambda: service.stations_store.ticket(ticket.validation).status == "issued"
+        )
+        assert credits(service, "s2") == 0
+        # Held by one reader, refused at the cashier; stacked, credited once.
+        store, key = service.stations_store, service.casino.stations.ticket_key
+        held = cashier.hold(store, key, ticket.validation, station="s2", amount=1_000)
+        assert not isinstance(held, cashier.Refusal)
+        at_cage = cashier.redeem(store, service.ledger, key, ticket.validation, destination=cashier.CASHIER, by="cage")  # fmt: skip  # noqa: E501
+        assert isinstance(at_cage, cashier.Refusal) and at_cage.code == "held"
+        store.write(store.release_ticket(ticket.validation, "s2"))
+        s2.stack_fail = False
+        assert (await s2.insert_ticket(ticket.validation, 1_000)).accept
+        assert await until(lambda: credits(service, "s2") == 1_000)
+        await service.casino.stations.drain()
+        assert_reconciles(service, "s1", "s2")
