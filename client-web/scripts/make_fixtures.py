@@ -28,10 +28,14 @@ sys.path.insert(0, str(ROOT))
 
 from server.protocol.codec import decode_client, encode  # noqa: E402
 from server.protocol.messages import (  # noqa: E402
+    AttendantAction,
     BalanceChanged,
     BetAccepted,
     BetCancelled,
+    CallAttendant,
     CancelBet,
+    CashedOut,
+    CashOut,
     Decide,
     ErrorMessage,
     GetRecall,
@@ -52,10 +56,13 @@ from server.protocol.messages import (  # noqa: E402
     RepeatBets,
     Resume,
     Rules,
+    StationLock,
+    StationStatus,
     TableEvent,
     TableSnapshot,
     TableSummary,
     Welcome,
+    Winners,
 )
 
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkZW1vLTEyMyJ9.c2lnbmF0dXJl"
@@ -79,6 +86,16 @@ SERVER: dict[str, Any] = {
         play_money=False,
         token=TOKEN,
         ref=2**31,
+    ),
+    "welcome_station": Welcome(
+        version=1,
+        player_id="station:st-3",
+        name="Station st-3",
+        balance=12550,
+        currency="PLAY",
+        play_money=True,
+        token=TOKEN,
+        station="st-3",
     ),
     "notice": Notice(
         code="round_voided",
@@ -296,6 +313,49 @@ SERVER: dict[str, Any] = {
         ref=4,
     ),
     "pong": Pong(nonce=2**53, ref=1),
+    "station": StationStatus(
+        station="st-3",
+        seat=3,
+        tables=["lucky-nines", "baccarat-ez"],
+        credits=12550,
+        enabled=False,
+        locks=[
+            StationLock(cause="door_open", since="2025-05-02T18:04:11Z", present=True),
+            StationLock(cause="printer", since="2025-05-02T18:05:00Z", detail="paper out"),
+        ],
+        handpay={"amount": 250000, "kind": "jackpot", "round": "lucky-nines.41"},
+        attendant="att-17",
+        meters={
+            "credits_in": 50000,
+            "credits_out": 20000,
+            "wagered": 120000,
+            "won": 102550,
+            "games_played": 41,
+            "games_won": 19,
+            "bills_in": {"2000": 2, "10000": 1},
+            "tickets_out": 1,
+            "tickets_out_amount": 20000,
+        },
+        called=True,
+        player_card="4000123412341234",
+        last_ticket={
+            "validation": "001234567890123456",
+            "amount": 20000,
+            "expires_at": "2025-08-01T00:00:00Z",
+        },
+        ref=5,
+    ),
+    "station_minimal": StationStatus(
+        station="st-1", seat=1, tables=["lucky-nines"], credits=0, enabled=True
+    ),
+    "cashed_out": CashedOut(
+        validation="001234567890123456", amount=20000, expires_at="2025-08-01T00:00:00Z", ref=6
+    ),
+    "winners": Winners(
+        table="lucky-nines",
+        round="lucky-nines.41",
+        wins=[{"seat": 3, "amount": 45000}, {"seat": 1, "amount": 1000}],
+    ),
     "error": ErrorMessage(
         code="five_adjacent_amount",
         message="a Five Adjacent Numbers wager is five equal straight wagers",
@@ -333,6 +393,11 @@ CLIENT: dict[str, Any] = {
     "get_recall_all": GetRecall(),
     "get_rules": GetRules(table="down-under", ref=8),
     "ping": Ping(nonce=1732270000123, ref=9),
+    "cash_out": CashOut(ref=10),
+    "call_attendant": CallAttendant(on=False, ref=11),
+    "call_attendant_on": CallAttendant(),
+    "attendant_action": AttendantAction(action="clear", ref=12),
+    "attendant_action_handpay": AttendantAction(action="handpay"),
 }
 
 

@@ -18,7 +18,7 @@ type FieldSpec = { required: string[]; defaults: Record<string, unknown> };
 const SERVER_FIELDS: Record<ServerMessage["type"], FieldSpec> = {
   welcome: {
     required: ["version", "player_id", "name", "balance", "currency", "play_money", "token"],
-    defaults: { ref: null },
+    defaults: { station: null, ref: null },
   },
   notice: { required: ["code", "message"], defaults: { table: null, round: null } },
   lobby: { required: ["tables"], defaults: { ref: null } },
@@ -38,10 +38,17 @@ const SERVER_FIELDS: Record<ServerMessage["type"], FieldSpec> = {
   },
   pong: { required: ["nonce"], defaults: { ref: null } },
   error: { required: ["code", "message"], defaults: { value: null, ref: null } },
+  station: {
+    required: ["station", "seat", "tables", "credits", "enabled"],
+    defaults: { locks: [], handpay: null, attendant: null, meters: null, called: false, player_card: null, last_ticket: null, ref: null },
+  },
+  cashed_out: { required: ["validation", "amount", "expires_at"], defaults: { ref: null } },
+  winners: { required: ["table", "round", "wins"], defaults: {} },
 };
 
 const SUMMARY_DEFAULTS = { automated: false, boxed: false };
 const SNAPSHOT_DEFAULTS = { seat: null };
+const LOCK_DEFAULTS = { detail: "", present: false };
 
 function isMap(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
@@ -69,6 +76,8 @@ export function decodeServer(frame: ArrayBuffer | Uint8Array): ServerMessage {
     message.tables = (raw.tables as Record<string, unknown>[]).map((t) => ({ ...SUMMARY_DEFAULTS, ...t }));
   } else if (type === "joined") {
     message.snapshot = { ...SNAPSHOT_DEFAULTS, ...(raw.snapshot as Record<string, unknown>) };
+  } else if (type === "station" && Array.isArray(raw.locks)) {
+    message.locks = (raw.locks as Record<string, unknown>[]).map((l) => ({ ...LOCK_DEFAULTS, ...l }));
   }
   return message as unknown as ServerMessage;
 }

@@ -1,5 +1,10 @@
 // One WebSocket to the server: hello (with the saved token to come back as the same player),
 // ping/pong latency, request/reply by `ref`, and automatic reconnect with backoff.
+//
+// Who says hello depends on the page (see `Identity`): a player keeps the server's token in
+// localStorage; a player station's touchscreen says hello with the token in its URL fragment
+// (`/station/ID#token=…`) and stores nothing; the big screen above a table says hello by name
+// (or with a fragment token under operator auth) and keeps its token in memory only.
 
 import { decodeServer, encodeClient } from "./codec";
 import type { ClientMessage, ServerMessage, Welcome } from "./protocol";
@@ -26,6 +31,41 @@ export function connectionNotice(status: Status, connectedBefore: boolean, retry
     return { title: "Cannot reach the table server", detail: `${retry} ${tries} failed so far.`, failed: true };
   }
   return { title: "Connection lost — reconnecting…", detail: `${retry} The lobby updates again once it is back.`, failed: true };
+}
+
+/**
+ * How a page says hello.
+ * - `player`: the token saved in localStorage (the server's last `welcome.token`), else a
+ *   guest name; a refused saved token is forgotten and the player starts again by name.
+ * - `station`: always the token from the URL fragment, never a name, never localStorage.
+ * - `display`: the fragment token if there is one, else `name` (demo mode); the server's
+ *   token is kept in memory for reconnects only.
+ */
+export type Identity = { kind: "player" } | { kind: "station"; token: string } | { kind: "display"; name: string; token: string | null };
+
+/** The `key=value&…` pairs of a URL fragment ("#token=abc&x=1"), decoded. */
+export function parseFragment(hash: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const text = hash.startsWith("#") ? hash.slice(1) : hash;
+  for (const part of text.split("&")) {
+    if (!part) continue;
+    const eq = part.indexOf("=");
+    const rawKey = eq < 0 ? part : part.slice(0, eq);
+    const rawValue = eq < 0 ? "" : part.slice(eq + 1);
+    try {
+      out[decodeURIComponent(rawKey)] = decodeURIComponent(rawValue);
+    } catch {
+      // A malformed %-escape: keep the text as it is.
+      out[rawKey] = rawValue;
+    }
+  }
+  return out;
+}
+
+/** The `token` of a URL fragment (`#token=…`), or null when there is none or it is empty. */
+export function fragmentToken(hash: string): string | null {
+  const token = parseFragment(hash).token?.trim();
+  return token ? token : null;
 }
 
 type Pending = { resolve: (m: ServerMessage) => void; reject: (e: Error) => void; timer: number };
@@ -55,7 +95,14 @@ export class Connection {
   /** When the next attempt starts (performance.now() milliseconds), while waiting for it. */
   retryAt: number | null = null;
 
-  constructor(private url: string) {}
+  /** The last hello was refused (`bad_token`, `token_required`): a station's token is stale. */
+  refused: { code: string; message: string } | null = null;
+  private memoryToken: string | null = null;
+
+  constructor(
+    private url: string,
+    readonly identity: Identity = { kind: "player" },
+  ) {}
 
   /** True once the server has welcomed us at least once (a drop is then a reconnect). */
   get connectedBefore(): boolean {
@@ -125,11 +172,7 @@ export class Connection {
     ws.binaryType = "arraybuffer";
     this.ws = ws;
     ws.onopen = () => {
-      const token = localStorage.getItem(TOKEN_KEY);
-      const hello: ClientMessage = token
-        ? { type: "hello", version: PROTOCOL_VERSION, token }
-        : { type: "hello", version: PROTOCOL_VERSION, name: this.playerName() };
-      ws.send(encodeClient({ ...hello, ref: 0 }));
+      ws.send(encodeClient({ ...this.hello(), ref: 0 }));
     };
     ws.onmessage = (ev) => {
       if (!(ev.data instanceof ArrayBuffer)) return;
@@ -165,7 +208,8 @@ export class Connection {
   private dispatch(message: ServerMessage, ws: WebSocket): void {
     if (message.type === "welcome") {
       this.welcome = message;
-      localStorage.setItem(TOKEN_KEY, message.token);
+      this.refused = null;
+      this.remember(message.token);
       this.retry = 0;
       this.failures = 0;
       this.setStatus("open");
@@ -176,8 +220,17 @@ export class Connection {
       return;
     }
     if (message.type === "error" && !this.welcome && (message.code === "bad_token" || message.code === "token_required")) {
-      // The saved token is from another server (or a reset one): start as a new player.
-      localStorage.removeItem(TOKEN_KEY);
+      this.refused = { code: message.code, message: message.message };
+      if (this.identity.kind === "player") {
+        // The saved token is from another server (or a reset one): start as a new player.
+        localStorage.removeItem(TOKEN_KEY);
+      } else if (this.identity.kind === "display") {
+        this.memoryToken = null;
+      } else {
+        // A station's token is for one session of the station: say so, and keep trying (the
+        // station's agent opens the screen again with a new token after a restart).
+        for (const l of this.listeners) l(message);
+      }
       ws.close();
       return;
     }
@@ -216,6 +269,25 @@ export class Connection {
     };
     ping();
     this.pingTimer = window.setInterval(ping, PING_EVERY_MS);
+  }
+
+  /** The hello for this page (see `Identity`). */
+  private hello(): ClientMessage {
+    const id = this.identity;
+    if (id.kind === "station") return { type: "hello", version: PROTOCOL_VERSION, token: id.token };
+    if (id.kind === "display") {
+      const token = id.token ?? this.memoryToken;
+      return token ? { type: "hello", version: PROTOCOL_VERSION, token } : { type: "hello", version: PROTOCOL_VERSION, name: id.name };
+    }
+    const token = localStorage.getItem(TOKEN_KEY);
+    return token ? { type: "hello", version: PROTOCOL_VERSION, token } : { type: "hello", version: PROTOCOL_VERSION, name: this.playerName() };
+  }
+
+  /** Keep the server's token for the next hello: a player's in localStorage, a display's in
+   * memory; a station's never (it always uses the token its agent gave the screen). */
+  private remember(token: string): void {
+    if (this.identity.kind === "player") localStorage.setItem(TOKEN_KEY, token);
+    else if (this.identity.kind === "display") this.memoryToken = token;
   }
 
   private playerName(): string {

@@ -1,12 +1,13 @@
 // Money, cards, spot names and results as a player reads them.
 
-/** Minor units → "$1,234.50" (whole dollars without cents). PLAY money shows the same way. */
-export function money(minor: number, opts: { sign?: boolean } = {}): string {
+/** Minor units → "$1,234.50" (whole dollars without cents unless `cents`: "$450.00", as a
+ * ticket or a credit meter reads). PLAY money shows the same way. */
+export function money(minor: number, opts: { sign?: boolean; cents?: boolean } = {}): string {
   const negative = minor < 0;
   const abs = Math.abs(minor);
   const dollars = Math.floor(abs / 100);
   const cents = abs % 100;
-  const text = `$${dollars.toLocaleString("en-US")}${cents ? `.${String(cents).padStart(2, "0")}` : ""}`;
+  const text = `$${dollars.toLocaleString("en-US")}${cents || opts.cents ? `.${String(cents).padStart(2, "0")}` : ""}`;
   if (negative) return `−${text}`;
   return opts.sign && minor > 0 ? `+${text}` : text;
 }
@@ -233,4 +234,14 @@ export function el<K extends keyof HTMLElementTagNameMap>(
     node.append(child);
   }
   return node;
+}
+
+/** A baccarat round's result for the big screen: "banker 9-8" → "Banker wins 9–8", "tie 8-8" →
+ * "Tie 8–8"; any other result as it is. */
+export function resultHeadline(result: string): string {
+  const m = /^(player|banker|tie)\b\s*(\d+)\s*-\s*(\d+)/i.exec(result.trim()) ?? /^(player|banker|tie)\b/i.exec(result.trim());
+  if (!m) return result;
+  const who = m[1].toLowerCase();
+  const score = m[2] !== undefined && m[3] !== undefined ? ` ${m[2]}–${m[3]}` : "";
+  return who === "tie" ? `Tie${score}` : `${who === "player" ? "Player" : "Banker"} wins${score}`;
 }

@@ -86,6 +86,24 @@ export interface Ping {
   nonce: number;
   ref?: number;
 }
+// A player station's touchscreen (docs/protocol.md, "Player stations").
+/** Cash out every credit: a ticket (`cashed_out`), or a handpay above the ticket limit. */
+export interface CashOut {
+  type: "cash_out";
+  ref?: number;
+}
+/** The attendant call button: the tower light on (default) or off. */
+export interface CallAttendant {
+  type: "call_attendant";
+  on?: boolean;
+  ref?: number;
+}
+/** From the attendant menu, while the attendant key is turned. */
+export interface AttendantAction {
+  type: "attendant_action";
+  action: "clear" | "handpay";
+  ref?: number;
+}
 
 export type ClientMessage =
   | Hello
@@ -99,7 +117,10 @@ export type ClientMessage =
   | Decide
   | GetRecall
   | GetRules
-  | Ping;
+  | Ping
+  | CashOut
+  | CallAttendant
+  | AttendantAction;
 
 export const CLIENT_TYPES = [
   "hello",
@@ -114,6 +135,9 @@ export const CLIENT_TYPES = [
   "get_recall",
   "get_rules",
   "ping",
+  "cash_out",
+  "call_attendant",
+  "attendant_action",
 ] as const;
 
 // --- server → client -------------------------------------------------------------------------
@@ -127,6 +151,8 @@ export interface Welcome {
   currency: string;
   play_money: boolean;
   token: string;
+  /** A player station's touchscreen: the station's id (its `player_id` is `station:ID`). */
+  station: string | null;
   ref?: number | null;
 }
 export interface Notice {
@@ -279,6 +305,66 @@ export interface ErrorMessage {
   ref?: number | null;
 }
 
+/** Why a station is locked; `since` is ISO 8601 (UTC); `present`: the cause is still there. */
+export interface StationLock {
+  cause: string;
+  since: string;
+  detail: string;
+  present: boolean;
+}
+/** A handpay waiting for an attendant: a jackpot, or credits above the ticket limit. */
+export interface Handpay {
+  amount: number;
+  kind: "jackpot" | "cancelled_credits" | string;
+  round?: string | null;
+}
+export interface TicketInfo {
+  validation: string;
+  amount: number;
+  expires_at: string;
+}
+/** Meter name → amount (minor units) or count; `bills_in` is denomination → count. */
+export type StationMeters = Record<string, number | Record<string, number> | unknown>;
+/** A player station's state: after the welcome and whenever any of it changes. */
+export interface StationStatus {
+  type: "station";
+  station: string;
+  seat: number;
+  tables: string[];
+  credits: number;
+  enabled: boolean;
+  locks: StationLock[];
+  handpay: Handpay | null;
+  /** The attendant's id while the attendant key is turned (the attendant menu is open). */
+  attendant: string | null;
+  /** Only while the attendant key is turned. */
+  meters: StationMeters | null;
+  /** The attendant call (tower light) is on. */
+  called: boolean;
+  player_card: string | null;
+  last_ticket: TicketInfo | null;
+  ref?: number | null;
+}
+/** A cash-out ticket was issued (the station's printer prints it). */
+export interface CashedOut {
+  type: "cashed_out";
+  validation: string;
+  amount: number;
+  expires_at: string;
+  ref?: number | null;
+}
+export interface SeatWin {
+  seat: number;
+  amount: number;
+}
+/** After each round at a table with stations: what each seat was paid back, largest first. */
+export interface Winners {
+  type: "winners";
+  table: string;
+  round: string;
+  wins: SeatWin[];
+}
+
 export type ServerMessage =
   | Welcome
   | Notice
@@ -292,7 +378,10 @@ export type ServerMessage =
   | Recall
   | Rules
   | Pong
-  | ErrorMessage;
+  | ErrorMessage
+  | StationStatus
+  | CashedOut
+  | Winners;
 
 export const SERVER_TYPES = [
   "welcome",
@@ -308,6 +397,9 @@ export const SERVER_TYPES = [
   "rules",
   "pong",
   "error",
+  "station",
+  "cashed_out",
+  "winners",
 ] as const;
 
 // --- table event payloads (the `data` of an `event`) -----------------------------------------

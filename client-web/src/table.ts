@@ -29,7 +29,7 @@ interface MyBet extends BetRecord {
   net?: string;
 }
 
-const ERROR_TEXT: Record<string, string> = {
+export const ERROR_TEXT: Record<string, string> = {
   betting_closed: "Too late — no more bets for this round.",
   round_not_open: "That round has closed; wait for the next one.",
   not_in_phase: "Not now — wait for the next betting window.",
@@ -45,7 +45,19 @@ const ERROR_TEXT: Record<string, string> = {
   five_adjacent_amount: "A Five Adjacent bet is five equal straight bets.",
   no_decision_pending: "That decision is no longer open.",
   rate_limited: "Slow down a little.",
+  stations_only: "This table takes bets from its player stations only — you can watch it.",
 };
+
+/** How a table is shown: on a player station's touchscreen (`kiosk`) or in the web client. */
+export interface TableOptions {
+  /**
+   * A cabinet's touchscreen: no lobby link, no keyboard shortcuts, no recall button of its own
+   * (the station has one) and no error toasts (the station shows every error itself).
+   */
+  kiosk?: boolean;
+  /** Why the player cannot bet now whatever the table's phase (a locked station), or null. */
+  blocked?: () => string | null;
+}
 
 export class TableView {
   readonly root = el("main", { class: "table-view", id: "main" });
@@ -102,9 +114,15 @@ export class TableView {
     watch: boolean,
     private go: (path: string) => void,
     private setBalance: (balance: number, delta?: number) => void,
+    private options: TableOptions = {},
   ) {
     this.role = watch ? "spectator" : "player";
     this.build();
+  }
+
+  /** Draw again after something outside the table changed (a station locked or unlocked). */
+  refresh(): void {
+    this.renderAll();
   }
 
   // --- lifecycle ---------------------------------------------------------------------------
@@ -122,7 +140,7 @@ export class TableView {
     );
     if (this.conn.ready) void this.enter(false);
     this.ticker = window.setInterval(() => this.tick(), 100);
-    window.addEventListener("keydown", this.onKey);
+    if (!this.options.kiosk) window.addEventListener("keydown", this.onKey);
   }
 
   unmount(): void {
@@ -150,8 +168,8 @@ export class TableView {
       } else {
         const reply = await this.conn.request({ type: "join", table: this.tableId, role: this.role });
         if (reply.type === "error") {
-          if (reply.code === "table_full" && this.role === "player") {
-            this.toast("The table is full — watching instead.");
+          if ((reply.code === "table_full" || reply.code === "stations_only") && this.role === "player" && !this.options.kiosk) {
+            this.toast(reply.code === "table_full" ? "The table is full — watching instead." : "This table takes bets from its player stations only — watching instead.");
             this.role = "spectator";
             await this.enter(false);
             return;
@@ -199,7 +217,8 @@ export class TableView {
       this.go("/");
     });
     const rulesBtn = this.button("Rules & pays", "rules", () => this.openRules(), "R");
-    const recallBtn = this.button("Game recall", "recall", () => this.openRecall(), "G");
+    const kiosk = this.options.kiosk ?? false;
+    const recallBtn = kiosk ? null : this.button("Game recall", "recall", () => this.openRecall(), "G");
     this.actionButtons.undo = this.button("Undo", "undo", () => this.undo(), "U");
     this.actionButtons.clear = this.button("Clear", "clear", () => this.clear(), "C");
     this.actionButtons.repeat = this.button("Repeat", "repeat", () => this.repeat(), "P");
@@ -208,7 +227,7 @@ export class TableView {
       el(
         "div",
         { class: "table-head" },
-        back,
+        kiosk ? null : back,
         el("div", { class: "title-wrap" }, this.titleEl, this.roleNote),
         el("div", { class: "info-actions" }, rulesBtn, recallBtn),
       ),
@@ -289,7 +308,9 @@ export class TableView {
         ? "Watching — you cannot bet at this table."
         : this.seat !== null && rules.boxed
           ? `Your box: ${this.seat} · limits ${money(limits.minimum)}–${money(limits.maximum)}`
-          : `Limits ${money(limits.minimum)}–${money(limits.maximum)}`;
+          : this.seat !== null && this.options.kiosk
+            ? `Seat ${this.seat} · limits ${money(limits.minimum)}–${money(limits.maximum)}`
+            : `Limits ${money(limits.minimum)}–${money(limits.maximum)}`;
     this.root.classList.toggle("spectating", this.role === "spectator");
   }
 
@@ -349,7 +370,7 @@ export class TableView {
         this.setBalance(m.balance);
         break;
       case "error":
-        this.toast(ERROR_TEXT[m.code] ?? m.message, "error", m.code);
+        if (!this.options.kiosk) this.toast(ERROR_TEXT[m.code] ?? m.message, "error", m.code);
         break;
       case "notice":
         this.toast(m.message, "info");
@@ -514,7 +535,7 @@ export class TableView {
   // --- betting -----------------------------------------------------------------------------
 
   private canBet(): boolean {
-    return this.role === "player" && this.phase === "betting" && this.round !== null && this.conn.ready;
+    return this.role === "player" && this.phase === "betting" && this.round !== null && this.conn.ready && !this.options.blocked?.();
   }
 
   private nextBetId(): string {
@@ -525,6 +546,11 @@ export class TableView {
   private placeBet(spot: string, multiplier: number): void {
     if (this.role !== "player") {
       this.toast("You are watching this table. Go back to the lobby and choose Play to bet.", "error");
+      return;
+    }
+    const blocked = this.options.blocked?.();
+    if (blocked) {
+      this.toast(blocked, "error");
       return;
     }
     if (!this.canBet()) {

@@ -107,6 +107,9 @@ _NOT_BUILT = """<!doctype html><meta charset="utf-8"><title>Croupier</title>
 """
 
 
+_CLIENT_ROUTES = ("table/", "station/", "display/")
+
+
 class Service:
     """Everything ``croupier serve`` runs: storage, casino, WebSocket and HTTP."""
 
@@ -215,8 +218,10 @@ class Service:
         relative = path.lstrip("/") or "index.html"
         target = (root / relative).resolve()
         if not target.is_relative_to(root.resolve()) or not target.is_file():
-            if "." not in relative.rsplit("/", 1)[-1]:
-                target = root / "index.html"  # client-side routes
+            # Client-side routes: a path without a file extension, and the pages named by an
+            # id (a station's id may hold a dot: /station/st.1).
+            if "." not in relative.rsplit("/", 1)[-1] or relative.startswith(_CLIENT_ROUTES):
+                target = root / "index.html"
             else:
                 return _text(http.HTTPStatus.NOT_FOUND, "not found\n")
         body = target.read_bytes()

@@ -424,8 +424,8 @@ class CashedOut(_Message, tag="cashed_out"):
 
 class Winners(_Message, tag="winners"):
     """To every viewer of a table with stations after each round: what each station seat
-    won (``wins``: ``{seat, amount}``, the amount paid back, largest first) — seats, never
-    players."""
+    won (``wins``: ``{seat, amount}``, the net win — paid back less staked — largest
+    first; a seat that broke even or lost is not a winner) — seats, never players."""
 
     table: str
     round: str

@@ -490,7 +490,8 @@ class Stations:
             self._spawn(self._money_moved(s))
             if status is not RoundStatus.SETTLED or paid <= 0:
                 continue
-            wins.append({"seat": s.settings.seat, "amount": paid})
+            if paid > staked:  # a win (a push returns the stake: no winner)
+                wins.append({"seat": s.settings.seat, "amount": paid - staked})
             if paid > self.rules.handpay_limit and s.handpay is None:
                 s.row.state["handpay"] = {"amount": paid, "kind": "jackpot", "round": round_id}
                 self._spawn(self._save(s, "handpay_pending", detail=f"round {round_id}: {paid}"))

@@ -19,6 +19,7 @@ from server.protocol.messages import (
     AttendantAction,
     BetAccepted,
     CashOut,
+    GetRecall,
     StationStatus,
 )
 from tests.devices.test_device_tables import synchronously
@@ -171,6 +172,11 @@ async def test_a_lock_refuses_everything_survives_a_restart_and_an_attendant_cle
             bet = await touch.bet("lucky", "banker", 1_000, "cleared")
             assert isinstance(bet, BetAccepted), bet
             assert await until(lambda: touch.ended(bet.round), 10)
+            # Game recall on the touchscreen: the rounds before the restart are there.
+            recall = await touch.ask(GetRecall(table="lucky"))
+            recalled = {r.round: r for r in recall.rounds}
+            assert {before.round, bet.round} <= set(recalled)
+            assert recalled[before.round].wagered == 1_000 and recalled[before.round].cards
         await service.casino.stations.drain()
         logged = service.stations_store.logged("s1")
         clear = [e for e in logged if e["event"] == "locks_cleared"]

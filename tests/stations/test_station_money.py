@@ -66,12 +66,12 @@ async def test_bill_in_bets_cash_out_and_the_ticket_redeemed_at_another_station(
             assert isinstance(lucky, BetAccepted), lucky
             assert await until(lambda: touch.ended(round_id), 10)
             after_round = credits(service, "s1")
-            paid = after_round - (7_000 - 1_500)
-            # The main display's "last winners": seats and amounts, never a player.
+            won = after_round - 7_000
+            # The main display's "last winners": seats and net wins, never a player.
             assert await until(lambda: watcher.last(Winners) is not None)
             winners = watcher.last(Winners)
             assert winners.round == round_id
-            assert winners.wins == ([{"seat": 1, "amount": paid}] if paid else [])
+            assert winners.wins == ([{"seat": 1, "amount": won}] if won > 0 else [])
             assert await until(lambda: touch.station().credits == after_round)
             ticket = await touch.ask(CashOut())
             assert isinstance(ticket, CashedOut) and ticket.amount == after_round
