@@ -17,10 +17,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import secrets
 from pathlib import Path
 from typing import Final
 
-__all__ = ["LOCK_NAME", "DataDirInUse", "DataDirLock"]
+__all__ = ["LOCK_NAME", "DataDirInUse", "DataDirLock", "load_key"]
 
 LOCK_NAME: Final = "croupier.lock"
 
@@ -74,3 +75,14 @@ class DataDirLock:
 def _read_pid(fd: int) -> int | None:
     text = os.pread(fd, 32, 0).decode(errors="replace").strip()
     return int(text) if text.isdigit() else None
+
+
+def load_key(path: Path) -> bytes:
+    """The secret key kept in ``path`` (hex), made — 32 random bytes, mode 0600 — when
+    missing: the demo tokens', the stations' critical memory's, the tickets'. Never logged."""
+    if path.exists():
+        return bytes.fromhex(path.read_text().strip())
+    key = secrets.token_bytes(32)
+    path.write_text(key.hex())
+    path.chmod(0o600)
+    return key

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import secrets
 import sqlite3
 import threading
 import time
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from server.datadir import load_key
 from server.stations.meters import (
     CASH_KINDS,
     empty_meters,
@@ -41,7 +41,6 @@ __all__ = [
     "StationRow",
     "StationStore",
     "Ticket",
-    "load_key",
     "open_station_store",
 ]
 
@@ -84,16 +83,6 @@ CREATE TABLE IF NOT EXISTS log (
 
 class CriticalMemoryError(Exception):
     """A station's row failed its check: its meters and state cannot be trusted."""
-
-
-def load_key(path: Path) -> bytes:
-    """The key in ``path``, made (mode 0600) when missing."""
-    if path.exists():
-        return bytes.fromhex(path.read_text().strip())
-    key = secrets.token_bytes(32)
-    path.write_text(key.hex())
-    path.chmod(0o600)
-    return key
 
 
 def _dumps(value: Any) -> str:

@@ -25,6 +25,7 @@ import jwt
 
 from rng.sources import HmacDrbgSource
 from server.config import ServerSettings
+from server.datadir import load_key
 from server.devices.dealing import DealerSettings
 from server.devices.handshake import KnownDevice
 from server.devices.hub import DeviceHub, SerialLine
@@ -197,14 +198,7 @@ class Casino:
     def _load_secret(path: Path | None) -> bytes:
         """The key that signs demo players' tokens: kept in the data directory so a restart
         does not log everyone out; never logged."""
-        if path is None:
-            return secrets.token_bytes(32)
-        if path.exists():
-            return bytes.fromhex(path.read_text().strip())
-        key = secrets.token_bytes(32)
-        path.write_text(key.hex())
-        path.chmod(0o600)
-        return key
+        return secrets.token_bytes(32) if path is None else load_key(path)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
