@@ -19,6 +19,7 @@ clears it with the attendant key once its cause is gone.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 from collections.abc import Callable
@@ -332,7 +333,7 @@ class Stations:
         s.locks.clear()
         if CRITICAL_MEMORY in causes:
             # The meters could not be trusted: counted again from the ledger, the reference.
-            await self.store.awrite(self.store.rebuild(s.id, s.row.state))
+            await self.store.awrite(self.store.rebuild(s.id, copy.deepcopy(s.row.state)))
             s.memory_ok = True
             await self._sync(s)
             await self._log(s, "critical_memory_cleared", attendant, "meters rebuilt from the ledger")  # fmt: skip  # noqa: E501
@@ -527,8 +528,13 @@ class Stations:
         self._changed(s)
 
     def _memory_failed(self, s: _Station, detail: str) -> None:
+        """The station's row failed its check: nothing read from it is trusted (its meters
+        are counted again from the ledger when an attendant clears the lock), but the locks
+        this server has seen since it started stay."""
         s.memory_ok = False
-        s.row = StationRow(s.id)  # nothing of the failed row is trusted
+        locks = [lock for lock in s.locks if lock["cause"] != CRITICAL_MEMORY]
+        s.row = StationRow(s.id)
+        s.locks.extend(locks)
         s.locks.append(
             {
                 "cause": CRITICAL_MEMORY,
@@ -545,8 +551,8 @@ class Stations:
         failed row stays as found, and the lock with it, until an attendant clears it) and
         log ``event``; then tell the agent and the touchscreens."""
         if s.memory_ok:
-            try:
-                await self.store.awrite(self.store.save_state(s.id, s.row.state))
+            try:  # a copy: the writer thread serialises it while the loop goes on
+                await self.store.awrite(self.store.save_state(s.id, copy.deepcopy(s.row.state)))
             except CriticalMemoryError as exc:
                 self._memory_failed(s, str(exc))
         await self._log(s, event, actor, detail)
