@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -163,14 +164,14 @@ def run_meters(args: argparse.Namespace) -> int:
                 continue
             account = station_account(station)
             try:
-                history = ledger.history(account)
-                row = store.write(store.sync(station, history, ended))
+                synced = store.write(store.sync(station, partial(ledger.history, account), ended))
             except CriticalMemoryError as exc:
                 report[station] = {"critical_memory": "failed", "detail": str(exc)}
                 failed = True
                 continue
-            in_play = store.in_play(station, ledger.history(account))
-            balance = ledger.balance(account)
+            # The meters, what is in play and the balance, from one reading of the ledger:
+            # they agree to the cent, whatever the server does meanwhile.
+            row, in_play, balance = synced.row, synced.in_play, synced.balance
             expected = expected_balance(row.meters, in_play)
             reconciles = expected == balance
             failed = failed or not reconciles

@@ -55,7 +55,7 @@ from server.journal.journal import Journal, RoundStatus
 from server.protocol.messages import CashedOut, ServerMessage, StationLock, StationStatus, Winners
 from server.stations import cashier
 from server.stations.meters import CashKind, round_money, station_account
-from server.stations.store import CriticalMemoryError, StationRow, StationStore
+from server.stations.store import CriticalMemoryError, StationRow, StationStore, Synced
 from server.wallet.ledger import Ledger, LedgerError, Transfer
 
 __all__ = ["STATION_AUDIENCE", "StationRefused", "Stations"]
@@ -82,6 +82,11 @@ class StationRefused(Exception):
 
 def _iso(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _new_lock(cause: str, detail: str, *, present: bool) -> dict[str, Any]:
+    """A lock as kept in critical memory (and shown: ``StationLock``)."""
+    return {"cause": cause, "since": _iso(time.time()), "detail": detail[:200], "present": present}
 
 
 @dataclass
@@ -111,16 +116,23 @@ class _Station:
         return locks
 
     @property
+    def handpays(self) -> list[dict[str, Any]]:
+        """The handpays waiting for an attendant, oldest first: ``{id, amount, kind, round}``."""
+        handpays: list[dict[str, Any]] = self.row.state.setdefault("handpays", [])
+        return handpays
+
+    @property
     def handpay(self) -> dict[str, Any] | None:
-        handpay: dict[str, Any] | None = self.row.state.get("handpay")
-        return handpay
+        """The next handpay to pay (shown on the touchscreen), if any."""
+        return self.handpays[0] if self.handpays else None
 
     def why_not(self) -> str | None:
         """Why the station takes no bets, bills, tickets or cash-out now; None if it does."""
         if self.locks:
             return "locked: " + ", ".join(lock["cause"] for lock in self.locks)
         if self.handpay is not None:
-            return f"a handpay of {self.handpay['amount']} waits for an attendant"
+            waiting = sum(int(h["amount"]) for h in self.handpays)
+            return f"handpays of {waiting} wait for an attendant"
         if not self.up:
             return "the station is not connected"
         if not self.self_tested:
@@ -159,7 +171,7 @@ class Stations:
             try:
                 station.row = store.load(device.id)
             except CriticalMemoryError as exc:
-                self._memory_failed(station, str(exc))
+                self._memory_failed(station, str(exc), store.load_unchecked(device.id))
             else:  # what ``croupier meters --table`` reads
                 station.row.state.update(tables=list(device.tables), seat=device.seat)
                 store.write(store.save_state(device.id, station.row.state))
@@ -224,7 +236,7 @@ class Stations:
             credits=self.credits(s.id),
             enabled=s.why_not() is None,
             locks=[StationLock(**lock) for lock in s.locks],
-            handpay=s.handpay,
+            handpay=({k: s.handpay[k] for k in ("amount", "kind", "round")} if s.handpay else None),
             attendant=s.attendant,
             meters=meters,
             called=s.called,
@@ -237,25 +249,32 @@ class Stations:
         return self.ledger.balance(station_account(station_id))
 
     def gate(self, table_id: str, kind: str, player_id: str) -> tuple[str, str, Any] | None:
-        """A player's command at ``table_id`` refused before the table sees it: anyone but a
-        station betting at a table with stations, a station that may not bet now."""
-        if table_id not in self.tables or kind not in _BETTING:
+        """A player's command refused before the table sees it: a station's at a table it
+        does not play or while it may not bet, and anyone else's bet at a table with
+        stations."""
+        if kind not in _BETTING:
             return None
         station = self._station_of(player_id)
-        if station is None or table_id not in station.settings.tables:
-            return ("stations_only", "this table takes bets from its player stations only", table_id)  # fmt: skip  # noqa: E501
+        if station is None:
+            if table_id in self.tables:
+                return ("stations_only", "this table takes bets from its player stations only", table_id)  # fmt: skip  # noqa: E501
+            return None
+        if table_id not in station.settings.tables:
+            return ("stations_only", f"station {station.id} plays {', '.join(station.settings.tables)} only", table_id)  # fmt: skip  # noqa: E501
         why = station.why_not()
         if why is not None:
             return ("station_locked", f"station {station.id}: {why}", station.id)
         return None
 
     def join_refusal(self, table_id: str, player_id: str, role: str) -> str | None:
-        """Why ``player_id`` may not sit at ``table_id`` as ``role`` (stations' tables seat
-        their stations only)."""
-        if table_id not in self.tables or role != "player":
+        """Why ``player_id`` may not sit at ``table_id`` as ``role``: a table with stations
+        seats its stations only, and a station sits at its own tables only."""
+        if role != "player":
             return None
         station = self._station_of(player_id)
-        if station is None or table_id not in station.settings.tables:
+        if station is not None and table_id not in station.settings.tables:
+            return f"station {station.id} plays {', '.join(station.settings.tables)} only"
+        if station is None and table_id in self.tables:
             return "this table seats its player stations only: join it as a spectator"
         return None
 
@@ -271,11 +290,14 @@ class Stations:
         why = s.why_not()
         if why is not None:
             raise StationRefused("station_locked", f"station {s.id}: {why}")
+        if self._in_play(s):
+            # Its winnings may be above the handpay limit: they are checked when it ends.
+            raise StationRefused("round_in_play", "a round you bet in has not ended yet")
         amount = self.ledger.available(station_account(s.id))
         if amount <= 0:
             raise StationRefused("nothing_to_cash_out", "there are no credits to cash out")
         if amount > self.rules.ticket_limit:
-            s.row.state["handpay"] = {"amount": amount, "kind": "cancelled_credits", "round": ""}
+            self._handpay(s, amount, "cancelled_credits", "")
             await self._save(s, "handpay_pending", detail=f"cash-out {amount} above the ticket limit")  # fmt: skip  # noqa: E501
             return None
         expiry = self.rules.ticket_expiry_days * 86_400
@@ -339,17 +361,24 @@ class Stations:
             await self._log(s, "critical_memory_cleared", attendant, "meters rebuilt from the ledger")  # fmt: skip  # noqa: E501
         await self._save(s, "locks_cleared", attendant, ", ".join(causes))
 
+    def _handpay(self, s: _Station, amount: int, kind: str, round_id: str) -> None:
+        """A handpay waits for an attendant (the station takes nothing until it is paid);
+        its id names its ledger batch, so paying it twice pays once."""
+        handpay_id = f"{s.id}:{round_id or 'cash-out'}:{time.time_ns()}"
+        s.handpays.append({"id": handpay_id, "amount": amount, "kind": kind, "round": round_id})
+
     async def _pay_handpay(self, s: _Station, attendant: str) -> None:
         handpay = s.handpay
         if handpay is None:
             raise StationRefused("no_handpay", "no handpay is waiting")
         kind = CashKind.HANDPAY if handpay["kind"] == "jackpot" else CashKind.CANCELLED_CREDITS
-        amount = min(int(handpay["amount"]), self.credits(s.id))
-        if amount > 0:
-            key = f"handpay:{s.id}:{handpay['round'] or int(time.time() * 1000)}:{kind}"
-            transfer = Transfer(station_account(s.id), cashier.CASH_HANDPAYS, amount, kind)
-            await self.ledger.apost(key, [transfer])
-        s.row.state["handpay"] = None
+        amount = int(handpay["amount"])
+        transfer = Transfer(station_account(s.id), cashier.CASH_HANDPAYS, amount, kind)
+        try:
+            await self.ledger.apost(f"handpay:{handpay['id']}", [transfer])
+        except LedgerError as exc:  # the credits are not there: never expected while locked
+            raise StationRefused("no_handpay", f"the handpay cannot be paid: {exc}") from None
+        s.handpays.remove(handpay)
         await self._save(s, "handpay_paid", attendant, f"{kind} {amount}")
         await self._money_moved(s)
 
@@ -493,8 +522,8 @@ class Stations:
                 continue
             if paid > staked:  # a win (a push returns the stake: no winner)
                 wins.append({"seat": s.settings.seat, "amount": paid - staked})
-            if paid > self.rules.handpay_limit and s.handpay is None:
-                s.row.state["handpay"] = {"amount": paid, "kind": "jackpot", "round": round_id}
+            if paid > self.rules.handpay_limit and all(h["round"] != round_id for h in s.handpays):
+                self._handpay(s, paid, "jackpot", round_id)
                 self._spawn(self._save(s, "handpay_pending", detail=f"round {round_id}: {paid}"))
         broadcast = self._viewers.get(table_id)
         if broadcast is not None and status is RoundStatus.SETTLED:
@@ -509,14 +538,7 @@ class Stations:
                 lock["present"] = present
                 break
         else:
-            s.locks.append(
-                {
-                    "cause": cause,
-                    "since": _iso(time.time()),
-                    "detail": detail[:200],
-                    "present": present,
-                }
-            )
+            s.locks.append(_new_lock(cause, detail, present=present))
         log.warning("station locked", extra={"station": s.id, "cause": cause, "detail": detail})
         self._spawn(self._save(s, f"locked:{cause}", detail=detail))
 
@@ -527,24 +549,27 @@ class Stations:
                 self._spawn(self._save(s, f"cause_gone:{cause}"))
         self._changed(s)
 
-    def _memory_failed(self, s: _Station, detail: str) -> None:
-        """The station's row failed its check: nothing read from it is trusted (its meters
-        are counted again from the ledger when an attendant clears the lock), but the locks
-        this server has seen since it started stay."""
+    def _memory_failed(self, s: _Station, detail: str, found: dict[str, Any] | None = None) -> None:  # fmt: skip  # noqa: E501
+        """The station's row failed its check: its meters are not trusted (they are counted
+        again from the ledger when an attendant clears the lock). What restricts the station
+        is kept, the most restrictive reading: the locks and handpays this server holds, and
+        those the failed row holds (``found``, at start)."""
         s.memory_ok = False
         locks = [lock for lock in s.locks if lock["cause"] != CRITICAL_MEMORY]
+        handpays = list(s.handpays)
+        for lock in (found or {}).get("locks", []):
+            if isinstance(lock, dict) and lock.get("cause") not in {x["cause"] for x in locks}:
+                locks.append(lock)
+        for handpay in (found or {}).get("handpays", []):
+            if isinstance(handpay, dict) and handpay not in handpays:
+                handpays.append(handpay)
         s.row = StationRow(s.id)
-        s.locks.extend(locks)
-        s.locks.append(
-            {
-                "cause": CRITICAL_MEMORY,
-                "since": _iso(time.time()),
-                "detail": detail,
-                "present": False,
-            }
+        s.row.state.update(
+            locks=locks, handpays=handpays, tables=list(s.settings.tables), seat=s.settings.seat
         )
+        s.locks.append(_new_lock(CRITICAL_MEMORY, detail, present=False))
         log.error("station critical memory failed", extra={"station": s.id, "detail": detail})
-        self.store.write(self.store.log(s.id, "critical_memory_failed", detail=detail))
+        self._spawn_or_write(self.store.log(s.id, "critical_memory_failed", detail=detail))
 
     async def _save(self, s: _Station, event: str, actor: str = "", detail: str = "") -> None:
         """Keep the station's state in critical memory (not while it failed its check: the
@@ -565,16 +590,17 @@ class Stations:
         await self._sync(s)
         self._changed(s)
 
-    def _counted(self, s: _Station) -> Callable[[Any], StationRow]:
+    def _counted(self, s: _Station) -> Callable[[Any], Synced]:
         """The write that counts what the ledger holds for the station and its meters do
         not yet."""
-        return self.store.sync(s.id, self.ledger.history(station_account(s.id)), self._ended)
+        account = station_account(s.id)
+        return self.store.sync(s.id, lambda: self.ledger.history(account), self._ended)
 
     def _sync_now(self, s: _Station) -> None:
         """``_sync`` at start, before the event loop runs the tables."""
         if s.memory_ok:
             try:
-                s.row.meters = self.store.write(self._counted(s)).meters
+                s.row.meters = self.store.write(self._counted(s)).row.meters
             except CriticalMemoryError as exc:
                 self._memory_failed(s, str(exc))
 
@@ -582,10 +608,15 @@ class Stations:
         if not s.memory_ok:
             return
         try:
-            s.row.meters = (await self.store.awrite(self._counted(s))).meters
+            s.row.meters = (await self.store.awrite(self._counted(s))).row.meters
         except CriticalMemoryError as exc:
             self._memory_failed(s, str(exc))
             await self._save(s, f"locked:{CRITICAL_MEMORY}", detail=str(exc))
+
+    def _in_play(self, s: _Station) -> bool:
+        """Whether the station bet in a round that has not ended (or whose end its meters
+        have not counted yet)."""
+        return bool(self.store.open_rounds(s.id, self.ledger.history(station_account(s.id))))
 
     def _ended(self, round_id: str) -> bool:
         status = self.journal.status(round_id)
@@ -605,6 +636,16 @@ class Stations:
                 called=s.called,
             ),
         )
+
+    def _spawn_or_write(self, write: Callable[[Any], None]) -> None:
+        """A store write: on the writer thread, awaited in a task when the loop runs (not
+        at start)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.store.write(write)
+            return
+        self._spawn(self.store.awrite(write))
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.ensure_future(work)

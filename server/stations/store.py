@@ -40,6 +40,7 @@ __all__ = [
     "CriticalMemoryError",
     "StationRow",
     "StationStore",
+    "Synced",
     "Ticket",
     "open_station_store",
 ]
@@ -96,6 +97,16 @@ class StationRow:
     station: str
     state: dict[str, Any] = field(default_factory=lambda: {"locks": [], "handpay": None})
     meters: dict[str, Any] = field(default_factory=empty_meters)
+
+
+@dataclass(frozen=True)
+class Synced:
+    """A station's meters just brought up to date, with what it had in play and its
+    balance, both from the same reading of the ledger as the meters."""
+
+    row: StationRow
+    in_play: int
+    balance: int
 
 
 @dataclass(frozen=True)
@@ -214,59 +225,81 @@ class StationStore:
     def sync(
         self,
         station: str,
-        history: list[tuple[str, Transfer]],
+        read_history: Callable[[], list[tuple[str, Transfer]]],
         ended: Callable[[str], bool],
-    ) -> Callable[[sqlite3.Connection], StationRow]:
-        """A write that counts into the station's meters every transfer of ``history`` (the
-        ledger's, for its account) not counted yet: cash movements by their batch, rounds
-        once ``ended(round_id)``. Each is counted once, in the same transaction as the
-        meters it changes."""
-        account = station_account(station)
-        cash: list[tuple[str, Transfer]] = []
-        rounds: dict[str, list[Transfer]] = {}
-        for key, transfer in history:
-            if transfer.round_id is not None:
-                rounds.setdefault(transfer.round_id, []).append(transfer)
-            elif transfer.kind in CASH_KINDS:
-                cash.append((key, transfer))
-        finished = {r: ts for r, ts in rounds.items() if ended(r)}
+    ) -> Callable[[sqlite3.Connection], Synced]:
+        """A write that counts into the station's meters every transfer of its ledger
+        account not counted yet: cash movements by their batch, rounds once
+        ``ended(round_id)``. Each is counted once, in the same transaction as the meters it
+        changes.
 
-        def apply(db: sqlite3.Connection) -> StationRow:
+        Which rounds have ended is asked first, then the history read inside the
+        transaction (which holds the store's write lock, so nobody else counts meanwhile):
+        a round's settlement is posted before its end is journaled, so every transfer of a
+        round that had ended is in that history, and everything any process ever counted
+        was read from an older one. The in-play amount and the balance derived from that
+        same history reconcile with the meters exactly, whatever runs beside it."""
+        account = station_account(station)
+        ended_rounds = {
+            t.round_id for _, t in read_history() if t.round_id is not None and ended(t.round_id)
+        }
+
+        def apply(db: sqlite3.Connection) -> Synced:
+            history = read_history()
             row = self._get(db, station)
             done = {
                 r[0] for r in db.execute("SELECT key FROM metered WHERE station = ?", (station,))
             }
             fresh: list[str] = []
-            for key, transfer in cash:
-                if key not in done:
+            rounds: dict[str, list[Transfer]] = {}
+            balance = 0
+            for key, transfer in history:
+                balance += transfer.amount if transfer.destination == account else -transfer.amount
+                if transfer.round_id is not None:
+                    rounds.setdefault(transfer.round_id, []).append(transfer)
+                elif transfer.kind in CASH_KINDS and key not in done:
                     fold_cash(row.meters, transfer)
                     fresh.append(key)
                     done.add(key)
-            for round_id, transfers in finished.items():
+            in_play = 0
+            for round_id, transfers in rounds.items():
                 key = f"round:{round_id}"
-                if key not in done:
-                    fold_round(row.meters, *round_money(account, transfers))
+                if key in done:
+                    continue
+                staked, paid = round_money(account, transfers)
+                if round_id in ended_rounds:
+                    fold_round(row.meters, staked, paid)
                     fresh.append(key)
                     done.add(key)
+                else:
+                    in_play += staked - paid
             if fresh:
                 db.executemany(
                     "INSERT INTO metered(station, key) VALUES (?, ?)", [(station, k) for k in fresh]
                 )
                 self._put(db, row)
-            return row
+            return Synced(row, in_play, balance)
 
         return apply
 
-    def in_play(self, station: str, history: list[tuple[str, Transfer]]) -> int:
-        """What the station has staked in rounds its meters have not counted yet."""
-        account = station_account(station)
+    def open_rounds(self, station: str, history: list[tuple[str, Transfer]]) -> dict[str, list[Transfer]]:  # fmt: skip  # noqa: E501
+        """The station's transfers in the rounds its meters have not counted yet (rounds in
+        play, or ended and not yet counted), by round."""
         done = {r[0] for r in self._read("SELECT key FROM metered WHERE station = ?", (station,))}
         rounds: dict[str, list[Transfer]] = {}
         for _, transfer in history:
             if transfer.round_id is not None and f"round:{transfer.round_id}" not in done:
                 rounds.setdefault(transfer.round_id, []).append(transfer)
+        return rounds
+
+    def in_play(self, station: str, history: list[tuple[str, Transfer]]) -> int:
+        """What the station has staked in rounds its meters have not counted yet."""
+        account = station_account(station)
         return sum(
-            staked - paid for staked, paid in (round_money(account, ts) for ts in rounds.values())
+            staked - paid
+            for staked, paid in (
+                round_money(account, ts) for ts in self.open_rounds(station, history).values()
+            )
         )
 
     # --- tickets ------------------------------------------------------------------------------

@@ -179,12 +179,16 @@ class Casino:
             table = self.tables[table_id]
             if table.game.boxed:
                 raise ConfigError(
-                    f"{self.settings.source} (table {table_id}): player stations play tables "
-                    "without betting boxes; a station's seat is not a box"
+                    f"table {table_id}: player stations play tables without betting boxes; "
+                    "a station's seat is not a box"
                 )
-            table.gate = partial(stations.gate, table_id)
             table.round_ended = partial(stations.round_ended, table_id)
             stations.on_table(table_id, self._broadcaster(table))
+            for station_id in stations.tables[table_id]:  # each station sits at its own seat
+                seat = stations.stations[station_id].settings.seat
+                table.core.seats.reserved[station_player(station_id)] = seat
+        for table_id, table in self.tables.items():  # a station bets at its own tables only
+            table.gate = partial(stations.gate, table_id)
         return stations
 
     @staticmethod
@@ -309,6 +313,8 @@ class Casino:
         player_id = str(claims["sub"])
         if not player_id or len(player_id) > 64:
             raise AuthError("bad_token", "the token's subject is not a valid player id")
+        if player_id.startswith("station:"):  # the player stations' own ids
+            raise AuthError("bad_token", "a player id may not begin with 'station:'")
         name = str(claims.get("name") or self._names.get(player_id) or player_id)[:32]
         self._names[player_id] = name
         self.ledger.open_account(player_account(player_id))

@@ -212,13 +212,34 @@ def test_meters_count_each_movement_once_and_reconcile(floor: Floor) -> None:
     floor.ledger.post("bet:t.2:s1:b1", [Transfer(account, OPEN_WAGERS, 500, "wager", "t.2", "b1")])  # fmt: skip  # noqa: E501
     history = floor.ledger.history(account)
     for _ in range(2):  # the same history twice: counted once
-        row = floor.store.write(floor.store.sync("s1", history, ended.__contains__))
-    m = row.meters
+        synced = floor.store.write(floor.store.sync("s1", lambda: history, ended.__contains__))
+    m = synced.row.meters
     assert (m["credits_in"], m["bills_in"], m["wagered"], m["won"]) == (10_000, {"10000": 1}, 2_000, 3_900)  # fmt: skip  # noqa: E501
     assert (m["games_played"], m["games_won"]) == (1, 1)
-    in_play = floor.store.in_play("s1", history)
-    assert in_play == 500  # round t.2 has not ended
-    assert expected_balance(m, in_play) == floor.ledger.balance(account) == 10_000 - 2_000 + 3_900 - 500  # fmt: skip  # noqa: E501
+    assert synced.in_play == floor.store.in_play("s1", history) == 500  # t.2 has not ended
+    balance = floor.ledger.balance(account)
+    assert synced.balance == balance == 10_000 - 2_000 + 3_900 - 500
+    assert expected_balance(m, synced.in_play) == balance
+
+
+def test_a_round_that_ends_while_the_meters_are_read_is_counted_whole(floor: Floor) -> None:
+    """The ledger is read before a round settles, and the journal after it ended (the
+    server plays on beside ``croupier meters``): its payout is counted with its stake."""
+    account = floor.account
+    floor.ledger.open_account(OPEN_WAGERS)
+    floor.ledger.open_account("house", may_go_negative=True)
+    floor.ledger.post("bet:r:s1:b", [Transfer(account, OPEN_WAGERS, 2_000, "wager", "r", "b")])
+    before = floor.ledger.history(account)  # the bet only
+    floor.ledger.post("settle:r:s1:b", [
+        Transfer(OPEN_WAGERS, account, 2_000, "win", "r", "b"),
+        Transfer("house", account, 2_000, "winnings", "r", "b"),
+    ])  # fmt: skip
+    reads = iter([before, floor.ledger.history(account)])
+    synced = floor.store.write(floor.store.sync("s1", lambda: next(reads), lambda r: True))
+    m = synced.row.meters
+    assert (m["wagered"], m["won"], m["games_won"]) == (2_000, 4_000, 1)
+    assert synced.in_play == 0
+    assert expected_balance(m, 0) == synced.balance == floor.ledger.balance(account)
 
 
 def test_a_void_returns_stakes_without_counting_a_game() -> None:
@@ -233,14 +254,15 @@ def test_a_void_returns_stakes_without_counting_a_game() -> None:
 
 
 def test_a_changed_row_fails_its_check(floor: Floor, tmp_path: Path) -> None:
-    floor.store.write(floor.store.sync("s1", floor.ledger.history(floor.account), lambda r: True))
+    read = lambda: floor.ledger.history(floor.account)  # noqa: E731
+    floor.store.write(floor.store.sync("s1", read, lambda r: True))
     assert floor.store.load("s1").meters["credits_in"] == 10_000
     with sqlite3.connect(tmp_path / "stations.sqlite") as db:  # a disk fault, a hand edit
         db.execute("UPDATE stations SET meters = replace(meters, '10000', '90000')")
     with pytest.raises(CriticalMemoryError):
         floor.store.load("s1")
     with pytest.raises(CriticalMemoryError):
-        floor.store.write(floor.store.sync("s1", [], lambda r: True))
+        floor.store.write(floor.store.sync("s1", list, lambda r: True))
     # Another key (another server's file) fails too.
     other = StationStore(tmp_path / "stations.sqlite", secrets.token_bytes(32))
     try:

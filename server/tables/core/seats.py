@@ -25,6 +25,9 @@ class Seats:
         self.seats = seats
         self.grace_seconds = grace_seconds
         self.seat_of: dict[str, int] = {}  # a seated player's seat number (a betting box)
+        # Seats that belong to one player whenever they sit (a player station's seat at its
+        # electronic table): nobody else is given them.
+        self.reserved: dict[str, int] = {}
         self._connected: Counter[str] = Counter()  # live connections as a player
         self._held: dict[str, float] = {}  # dropped players' seats, held until then
 
@@ -48,7 +51,11 @@ class Seats:
         if role != "player":
             return
         self._connected[player_id] += 1
+        if player_id in self.reserved:
+            self.seat_of[player_id] = self.reserved[player_id]
+            return
         taken = {self.seat_of[p] for p in seated if p in self.seat_of and p != player_id}
+        taken |= {seat for player, seat in self.reserved.items() if player != player_id}
         if self.seat_of.get(player_id) in (None, *taken):
             self.seat_of[player_id] = next(n for n in range(1, self.seats + 2) if n not in taken)
 
