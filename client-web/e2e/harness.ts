@@ -2,7 +2,7 @@
 // on a free port, with a temporary data directory) and Debian's headless Chromium driven by
 // playwright-core — no browser download, no request leaves 127.0.0.1.
 
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -42,22 +42,44 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The server's tables.toml: its text, or a function of the server (for the ports it was given:
+ * `devicePort` is a free port chosen before the config is written, for `[device_link]`).
+ */
+export type ConfigSource = string | ((server: CroupierServer) => string);
+
 export class CroupierServer {
   port = 0;
+  /** A free port for the config's `[device_link]`, chosen at the first start. */
+  devicePort = 0;
   private proc: ChildProcess | null = null;
-  private dir = mkdtempSync(join(tmpdir(), "croupier-e2e-"));
+  readonly dir = mkdtempSync(join(tmpdir(), "croupier-e2e-"));
   private log: string[] = [];
+
+  /** `config`: the tables.toml to serve (default: the demo lobby on short windows). */
+  constructor(private config: ConfigSource = fastConfig) {}
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** The server's --data-dir (the ledger, the journal, stations.sqlite). */
+  get dataDir(): string {
+    return join(this.dir, "data");
+  }
+
+  /** HOST:PORT of the device link, for the simulators' --server. */
+  get deviceServer(): string {
+    return `127.0.0.1:${this.devicePort}`;
+  }
+
   async start(): Promise<void> {
     if (!existsSync(CROUPIER)) throw new Error(`croupier not found at ${CROUPIER} (set CROUPIER, or run scripts/test first)`);
     if (!this.port) this.port = await freePort();
+    if (!this.devicePort) this.devicePort = await freePort();
     const config = join(this.dir, "tables.toml");
-    writeFileSync(config, fastConfig());
-    this.proc = spawn(CROUPIER, ["serve", "--config", config, "--port", String(this.port), "--data-dir", join(this.dir, "data")], {
+    writeFileSync(config, typeof this.config === "string" ? this.config : this.config(this));
+    this.proc = spawn(CROUPIER, ["serve", "--config", config, "--port", String(this.port), "--data-dir", this.dataDir], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.proc.stdout!.on("data", (d) => this.log.push(String(d)));
@@ -97,6 +119,100 @@ export class CroupierServer {
   }
 }
 
+/** What a `croupier` command said, and its exit status. */
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run a `croupier` command (e.g. `meters s1 --json --data-dir D`) to its end. */
+export function croupier(args: string[], timeout = 30_000): Promise<CommandResult> {
+  return new Promise((res, rej) => {
+    execFile(CROUPIER, args, { timeout, encoding: "utf-8" }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== "number") return rej(new Error(`croupier ${args.join(" ")}: ${err.message}\n${stderr}`));
+      res({ code: err ? Number(err.code) : 0, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * A player station's agent: the real `croupier device simulate --role station` process,
+ * connected to the server's device link, with its stdout kept line by line (`--print-screen`
+ * prints the touchscreen's path and token; bills, tickets and state changes are logged).
+ */
+export class StationAgent {
+  readonly lines: string[] = [];
+  private proc: ChildProcess;
+  private partial = "";
+  private waiters: { pattern: RegExp; resolve: (m: RegExpExecArray) => void }[] = [];
+
+  /** `args`: the simulator's own options (--bills, --ticket, --door-open-at, …). */
+  constructor(
+    readonly id: string,
+    key: string,
+    server: CroupierServer,
+    args: string[] = [],
+  ) {
+    if (!existsSync(CROUPIER)) throw new Error(`croupier not found at ${CROUPIER}`);
+    const argv = ["device", "simulate", "--role", "station", "--device-id", id, "--server", server.deviceServer, "--key", key, ...args];
+    this.proc = spawn(CROUPIER, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    this.proc.stdout!.on("data", (d) => this.take(String(d)));
+    this.proc.stderr!.on("data", (d) => this.take(String(d)));
+  }
+
+  private take(chunk: string): void {
+    const parts = (this.partial + chunk).split("\n");
+    this.partial = parts.pop() ?? "";
+    for (const line of parts) {
+      this.lines.push(line);
+      this.waiters = this.waiters.filter((w) => {
+        const m = w.pattern.exec(line);
+        if (m) w.resolve(m);
+        return !m;
+      });
+    }
+  }
+
+  /** The first line from line `from` on (already printed or still to come) that matches `pattern`. */
+  waitFor(pattern: RegExp, timeout = 15_000, from = 0): Promise<RegExpExecArray> {
+    for (const line of this.lines.slice(from)) {
+      const m = pattern.exec(line);
+      if (m) return Promise.resolve(m);
+    }
+    return new Promise((res, rej) => {
+      const timer = setTimeout(() => rej(new Error(`station ${this.id}: no line matching ${pattern} in ${timeout} ms; it said:\n${this.output()}`)), timeout);
+      this.waiters.push({
+        pattern,
+        resolve: (m) => {
+          clearTimeout(timer);
+          res(m);
+        },
+      });
+    });
+  }
+
+  /** The touchscreen's path with its token (`/station/ID#token=…`), from `--print-screen`. */
+  async screen(timeout = 15_000): Promise<string> {
+    return (await this.waitFor(/^screen: (\/station\/\S+#token=\S+)$/, timeout))[1];
+  }
+
+  output(): string {
+    return this.lines.join("\n") + (this.partial ? `\n${this.partial}` : "");
+  }
+
+  /** Interrupt the agent (its cabinet switched off: the server locks it for `connection`). */
+  async stop(): Promise<void> {
+    const p = this.proc;
+    if (p.exitCode !== null || p.signalCode !== null) return;
+    const done = new Promise((r) => p.once("exit", r));
+    p.kill("SIGINT");
+    const timer = setTimeout(() => p.kill("SIGKILL"), 5_000);
+    await done;
+    clearTimeout(timer);
+  }
+}
+
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium`);
   return chromium.launch({
@@ -119,8 +235,13 @@ export async function launchBrowser(): Promise<Browser> {
  * A fresh browser context (its own storage: a new demo player) that refuses every request
  * not addressed to the test server, and records them so the test can assert there were none.
  */
-export async function newPlayer(browser: Browser, server: CroupierServer, viewport = DESKTOP): Promise<{ context: BrowserContext; page: Page; external: string[] }> {
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, reducedMotion: "reduce" });
+export async function newPlayer(
+  browser: Browser,
+  server: CroupierServer,
+  viewport = DESKTOP,
+  options: { hasTouch?: boolean } = {},
+): Promise<{ context: BrowserContext; page: Page; external: string[] }> {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, reducedMotion: "reduce", hasTouch: options.hasTouch ?? false });
   const external: string[] = [];
   await context.route("**/*", (route) => {
     const url = route.request().url();

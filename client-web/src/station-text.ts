@@ -103,6 +103,8 @@ export const METERS: [name: string, label: string, kind: MeterKind][] = [
   ["handpays_amount", "Handpays, amount", "money"],
   ["cancelled_credits", "Cancelled credits", "count"],
   ["cancelled_credits_amount", "Cancelled credits, amount", "money"],
+  // Not a counter: the credits now, which the others reconcile with (sent with the meters).
+  ["credits", "Credits now", "money"],
 ];
 
 export interface MeterRow {

@@ -308,9 +308,7 @@ export class TableView {
         ? "Watching — you cannot bet at this table."
         : this.seat !== null && rules.boxed
           ? `Your box: ${this.seat} · limits ${money(limits.minimum)}–${money(limits.maximum)}`
-          : this.seat !== null && this.options.kiosk
-            ? `Seat ${this.seat} · limits ${money(limits.minimum)}–${money(limits.maximum)}`
-            : `Limits ${money(limits.minimum)}–${money(limits.maximum)}`;
+          : `Limits ${money(limits.minimum)}–${money(limits.maximum)}`; // a station's bar names its seat
     this.root.classList.toggle("spectating", this.role === "spectator");
   }
 

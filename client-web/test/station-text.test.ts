@@ -120,6 +120,15 @@ describe("meters", () => {
     ]);
   });
 
+  it("shows the credits sent with the meters as money, last", () => {
+    const rows = meterRows({ credits: 2000, credits_in: 2000, bills_in: { "2000": 1 } });
+    expect(rows.map((r) => [r.name, r.label, r.value])).toEqual([
+      ["credits_in", "Credits in", "$20.00"],
+      ["bills_in", "Bills in", "$20 × 1 (total $20.00)"],
+      ["credits", "Credits now", "$20.00"],
+    ]);
+  });
+
   it("has no rows without meters", () => {
     expect(meterRows(null)).toEqual([]);
     expect(billsText({})).toBe("none");

@@ -68,6 +68,8 @@ CONNECTION: Final = "connection"
 HEARTBEAT: Final = "heartbeat"
 SELF_TEST: Final = "self_test"
 CRITICAL_MEMORY: Final = "critical_memory"
+# A cash-out waits this many tenths of a second for a round the station bet in to end.
+CASH_OUT_WAIT_STEPS: Final = 30
 # The commands a locked station may not give (a cancel returns money: always allowed).
 _BETTING: Final = frozenset({"place", "repeat", "decide"})
 
@@ -290,9 +292,17 @@ class Stations:
         why = s.why_not()
         if why is not None:
             raise StationRefused("station_locked", f"station {s.id}: {why}")
-        if self._in_play(s):
-            # Its winnings may be above the handpay limit: they are checked when it ends.
+        # A round being dealt ends within moments (its winnings may be above the handpay
+        # limit: they are checked when it ends); one still taking bets does not.
+        for _ in range(CASH_OUT_WAIT_STEPS):
+            if not self._in_play(s):
+                break
+            await asyncio.sleep(0.1)
+        else:
             raise StationRefused("round_in_play", "a round you bet in has not ended yet")
+        why = s.why_not()  # the round that ended may have brought a handpay
+        if why is not None:
+            raise StationRefused("station_locked", f"station {s.id}: {why}")
         amount = self.ledger.available(station_account(s.id))
         if amount <= 0:
             raise StationRefused("nothing_to_cash_out", "there are no credits to cash out")

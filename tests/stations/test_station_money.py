@@ -289,3 +289,25 @@ async def test_a_ticket_is_credited_only_once_stacked_and_held_for_its_station_m
         assert await until(lambda: credits(service, "s2") == 1_000)
         await service.casino.stations.drain()
         assert_reconciles(service, "s1", "s2")
+
+
+@synchronously
+async def test_no_cash_out_while_a_round_the_station_bet_in_is_open(tmp_path: Path) -> None:
+    """Winnings above the handpay limit must not leave on a ticket: a cash-out waits for the
+    station's round to end, and is refused while it still takes bets."""
+    slow = config().replace("betting_seconds = 0.8", "betting_seconds = 6")
+    async with running(tmp_path, slow) as service, stations(service, "s1") as (s1,):
+        assert (await s1.insert_bill(5_000)).accept
+        async with screen(service, s1.screen_token) as touch:
+            await join(touch)
+            bet = await touch.bet("lucky", "banker", 1_000, "b")
+            assert isinstance(bet, BetAccepted), bet
+            early = await touch.ask(CashOut())
+            assert refused(early, "round_in_play"), early
+            assert not touch.ended(bet.round)
+            assert await until(lambda: touch.ended(bet.round), 15)
+            ticket = await touch.ask(CashOut())  # at once: it waits for the round's end
+            assert isinstance(ticket, CashedOut), ticket
+            assert ticket.amount >= 4_000 and credits(service, "s1") == 0
+        await service.casino.stations.drain()
+        assert_reconciles(service, "s1")
