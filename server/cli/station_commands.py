@@ -3,7 +3,7 @@ the player stations (docs/electronic-tables.md).
 
 Both read the data directory of a server, running or not (SQLite lets them beside it):
 
-    croupier tickets list [--status issued|redeemed|voided|expired] [--json]
+    croupier tickets list [--status issued|held|redeemed|voided|expired] [--json]
     croupier tickets redeem VALIDATION [--by CASHIER]    # pay a ticket out at the cashier
     croupier tickets void VALIDATION --reason TEXT [--by CASHIER]
     croupier meters STATION [STATION ...] | --table TABLE | --all  [--json]
@@ -32,7 +32,7 @@ def register(commands: Any) -> None:
     parser = commands.add_parser("tickets", help="cash-out tickets (TITO): list, redeem, void")
     sub = parser.add_subparsers(dest="tickets_command", metavar="TICKETS_COMMAND", required=True)
     p = sub.add_parser("list", help="every ticket, newest last")
-    p.add_argument("--status", choices=("issued", "redeemed", "voided", "expired"))
+    p.add_argument("--status", choices=("issued", "held", "redeemed", "voided", "expired"))
     p.add_argument("--json", action="store_true")
     p.add_argument("--data-dir", type=Path, default=None)
     p.set_defaults(handler=run_tickets)
@@ -61,16 +61,29 @@ def _when(moment: float | None) -> str:
     return "" if moment is None else time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(moment))
 
 
+def _open(data_dir: Path) -> Any:
+    """The stations' store and ticket key of ``data_dir``; None (said why) if it has none."""
+    from server.stations.store import MissingKey, open_station_store
+
+    if not (data_dir / "ledger.sqlite").exists():
+        print(f"no ledger in {data_dir} (--data-dir?)", file=sys.stderr)
+        return None
+    try:
+        return open_station_store(data_dir, create=False)
+    except MissingKey as exc:
+        print(f"croupier: {exc}", file=sys.stderr)
+        return None
+
+
 def run_tickets(args: argparse.Namespace) -> int:
     from server.stations import cashier
-    from server.stations.store import open_station_store
     from server.wallet.sqlite_ledger import SqliteLedger
 
     data_dir = args.data_dir or default_data_dir()
-    if not (data_dir / "ledger.sqlite").exists():
-        print(f"no ledger in {data_dir} (--data-dir?)", file=sys.stderr)
+    opened = _open(data_dir)
+    if opened is None:
         return 2
-    store, key = open_station_store(data_dir)
+    store, key = opened
     ledger = SqliteLedger(data_dir / "ledger.sqlite")
     try:
         cashier.open_accounts(ledger)
@@ -129,14 +142,14 @@ def run_meters(args: argparse.Namespace) -> int:
         expected_balance,
         station_account,
     )
-    from server.stations.store import CriticalMemoryError, open_station_store
+    from server.stations.store import CriticalMemoryError
     from server.wallet.sqlite_ledger import SqliteLedger
 
     data_dir = args.data_dir or default_data_dir()
-    if not (data_dir / "ledger.sqlite").exists():
-        print(f"no ledger in {data_dir} (--data-dir?)", file=sys.stderr)
+    opened = _open(data_dir)
+    if opened is None:
         return 2
-    store, _ = open_station_store(data_dir)
+    store, _ = opened
     ledger = SqliteLedger(data_dir / "ledger.sqlite")
     journal = SqliteJournal(data_dir / "journal.sqlite")
     try:

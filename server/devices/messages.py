@@ -19,6 +19,7 @@ __all__ = [
     "ROLES",
     "Arm",
     "AttendantKey",
+    "BillCredited",
     "BillEscrow",
     "BillReturned",
     "BillStacked",
@@ -41,6 +42,7 @@ __all__ = [
     "ShoeState",
     "StartSpin",
     "StationState",
+    "TicketCredited",
     "TicketIn",
     "TicketPrintFailed",
     "TicketPrinted",
@@ -352,6 +354,20 @@ class BillVerdict(_Message, tag="bill_verdict", frozen=True):
     reason: Text = ""
 
 
+class BillCredited(_Message, tag="bill_credited", frozen=True):
+    """Server → station: the stacked ``bill`` is credits now, durably. Until this comes the
+    station keeps the bill in its non-volatile memory and says ``bill_stacked`` again after
+    every welcome (the server credits each bill once)."""
+
+    bill: Count
+
+
+class TicketCredited(_Message, tag="ticket_credited", frozen=True):
+    """Server → station: the stacked ticket is credits now, durably (as ``bill_credited``)."""
+
+    validation: Validation
+
+
 class TicketVerdict(_Message, tag="ticket_verdict", frozen=True):
     """Server → station: stack the ticket (``accept``: it is good for ``amount``, credited
     once it is stacked) or give it back (``reason``)."""
@@ -421,7 +437,9 @@ TO_DEVICE: Final = (
     Prompt,
     StationState,
     BillVerdict,
+    BillCredited,
     TicketVerdict,
+    TicketCredited,
     PrintTicket,
     Screen,
 )

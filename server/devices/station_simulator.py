@@ -35,6 +35,7 @@ import msgspec
 
 from server.devices.messages import (
     AttendantKey,
+    BillCredited,
     BillEscrow,
     BillReturned,
     BillStacked,
@@ -46,6 +47,7 @@ from server.devices.messages import (
     Screen,
     SelfTest,
     StationState,
+    TicketCredited,
     TicketIn,
     TicketPrinted,
     TicketPrintFailed,
@@ -93,6 +95,10 @@ class StationSimulator(SimulatedDevice):
         # Set before the base class loads the state file (``_restore``).
         self.bills = 0  # the bill validator's own count of bills (non-volatile)
         self.escrow: dict[int, int] = {}  # bill -> amount, held until its verdict (non-volatile)
+        # Stacked, not yet confirmed credited (non-volatile): said again after every welcome.
+        self.uncredited_bills: dict[int, int] = {}
+        self.uncredited_tickets: set[str] = set()
+        self.printed_numbers: set[str] = set()  # never print the same ticket twice (non-volatile)
         super().__init__(
             device_id,
             "station",
@@ -134,20 +140,45 @@ class StationSimulator(SimulatedDevice):
         memory = super()._memory()
         memory["bills"] = self.bills
         memory["escrow"] = {str(bill): amount for bill, amount in self.escrow.items()}
+        memory["uncredited_bills"] = {str(b): a for b, a in self.uncredited_bills.items()}
+        memory["uncredited_tickets"] = sorted(self.uncredited_tickets)
+        memory["printed"] = sorted(self.printed_numbers)
         return memory
 
     def _restore(self, saved: dict[str, Any]) -> None:
         super()._restore(saved)
         self.bills = int(saved.get("bills", 0))
         self.escrow = {int(bill): int(amount) for bill, amount in saved.get("escrow", {}).items()}
+        self.uncredited_bills = {
+            int(bill): int(amount) for bill, amount in saved.get("uncredited_bills", {}).items()
+        }
+        self.uncredited_tickets = set(saved.get("uncredited_tickets", []))
+        self.printed_numbers = set(saved.get("printed", []))
 
     # --- what the server says ------------------------------------------------------------------
 
     def _welcomed(self) -> None:
+        """After every welcome: the self-test, the state of its doors and tilt (a server
+        that restarted may not know it), and what it stacked that was not confirmed
+        credited."""
         self.self_test()
+        for which in sorted(self.doors):
+            self.send(DeviceFault(code=self._door(which)))
+        if self.tilted:
+            self.send(DeviceFault(code="tilt"))
+        for bill, amount in sorted(self.uncredited_bills.items()):
+            self.send(BillStacked(bill=bill, amount=amount))
+        for validation in sorted(self.uncredited_tickets):
+            self.send(TicketStacked(validation=validation))
 
     def _answer(self, command: Any) -> None:
-        if isinstance(command, BillVerdict):
+        if isinstance(command, BillCredited):
+            self.uncredited_bills.pop(command.bill, None)
+            self._save()
+        elif isinstance(command, TicketCredited):
+            self.uncredited_tickets.discard(command.validation)
+            self._save()
+        elif isinstance(command, BillVerdict):
             self._bill_verdict(command)
         elif isinstance(command, TicketVerdict):
             self._ticket_verdict(command)
@@ -179,6 +210,8 @@ class StationSimulator(SimulatedDevice):
             self.out(f"{self.id}: a verdict for bill {verdict.bill}, which is not in escrow")
             self._save()
         elif verdict.accept and not self.stack_fail:
+            self.uncredited_bills[verdict.bill] = amount
+            self._save()
             self.send(BillStacked(bill=verdict.bill, amount=amount))
             self.out(f"{self.id}: bill {verdict.bill} ({amount}) stacked")
         else:
@@ -195,6 +228,8 @@ class StationSimulator(SimulatedDevice):
             self.send(TicketReturned(validation=verdict.validation))
             self.out(f"{self.id}: ticket {verdict.validation} could not be stacked: returned")
         elif verdict.accept:
+            self.uncredited_tickets.add(verdict.validation)
+            self._save()
             self.send(TicketStacked(validation=verdict.validation))
             self.out(f"{self.id}: ticket {verdict.validation} stacked for {verdict.amount}")
         else:
@@ -212,6 +247,9 @@ class StationSimulator(SimulatedDevice):
         """Print a cash-out ticket: a file in ``tickets_dir`` (``<validation>.json``), then
         ``ticket_printed``; or ``ticket_print_failed`` (the knob ``printer_fail``, a number
         a barcode cannot carry, a file that cannot be written)."""
+        if ticket.validation in self.printed_numbers:  # asked again: it was printed
+            self.send(TicketPrinted(validation=ticket.validation))
+            return
         reason = OUT_OF_PAPER if self.printer_fail else None
         if reason is None and not (ticket.validation.isascii() and ticket.validation.isdigit()):
             # A TITO barcode (interleaved 2 of 5) carries digits only; and the number names
@@ -231,6 +269,8 @@ class StationSimulator(SimulatedDevice):
             self.out(f"{self.id}: ticket {ticket.validation} not printed: {reason}")
             return
         self.printed.append(ticket)
+        self.printed_numbers.add(ticket.validation)
+        self._save()
         self.send(TicketPrinted(validation=ticket.validation))
         self.out(
             f"{self.id}: ticket {ticket.validation} printed: {ticket.amount}, "

@@ -35,6 +35,7 @@ __all__ = [
     "open_accounts",
     "reconcile_tickets",
     "redeem",
+    "redeemed_into",
     "return_unprinted",
     "void",
 ]
@@ -202,23 +203,37 @@ def issue(
     return ticket
 
 
+def redeemed_into(ledger: Ledger, validation: str) -> str | None:
+    """Where the ticket's value went when it left ``tickets:outstanding`` (a station's
+    account, the cashier, ``tickets:voided``), if it did."""
+    for key, transfer in ledger.history(TICKETS_OUTSTANDING):
+        if key == f"redeem:{validation}":
+            return transfer.destination
+    return None
+
+
 def reconcile_tickets(store: StationStore, ledger: Ledger) -> list[str]:
     """At start: rows a crash left behind the ledger. An issued ticket that was never debited
-    is voided; one whose redemption was posted is marked redeemed; one a reader held is
-    redeemable again (a reader that stacked it says so again when it reconnects). The
-    validation numbers changed."""
+    is voided; one whose value left ``tickets:outstanding`` is marked redeemed or voided as
+    the ledger says. A ticket a reader held stays held: the station says whether it stacked
+    it (credited then) or gave it back when it reconnects. The validation numbers changed."""
+    moved = {
+        key.removeprefix("redeem:"): t for key, t in ledger.history(TICKETS_OUTSTANDING)
+        if key.startswith("redeem:")
+    }  # fmt: skip
     keys = {key for key, _ in ledger.history(TICKETS_OUTSTANDING)}
     changed = []
     for ticket in store.tickets("issued") + store.tickets("expired") + store.tickets("held"):
         v = ticket.validation
-        if ticket.status == "held" and f"redeem:{v}" not in keys:
-            store.write(store.release_ticket(v))
+        if v in moved:
+            kind = moved[v].kind
+            voided = kind in ("ticket_voided", CashKind.TICKET_VOID)
+            store.write(store.close_ticket(v, "voided" if voided else "redeemed", "recovery"))
             changed.append(v)
+        elif ticket.status == "held":
+            continue
         elif f"ticket:{v}" not in keys:
             store.write(store.close_ticket(v, "voided", "recovery", "never debited"))
-            changed.append(v)
-        elif f"redeem:{v}" in keys:
-            store.write(store.close_ticket(v, "redeemed", "recovery"))
             changed.append(v)
     return changed
 

@@ -33,6 +33,7 @@ from server.config import DeviceSettings, ServerSettings
 from server.devices.hub import DeviceHub
 from server.devices.messages import (
     AttendantKey,
+    BillCredited,
     BillEscrow,
     BillReturned,
     BillStacked,
@@ -44,6 +45,7 @@ from server.devices.messages import (
     Screen,
     SelfTest,
     StationState,
+    TicketCredited,
     TicketIn,
     TicketPrinted,
     TicketPrintFailed,
@@ -55,7 +57,7 @@ from server.journal.journal import Journal, RoundStatus
 from server.protocol.messages import CashedOut, ServerMessage, StationLock, StationStatus, Winners
 from server.stations import cashier
 from server.stations.meters import CashKind, round_money, station_account
-from server.stations.store import CriticalMemoryError, StationRow, StationStore, Synced
+from server.stations.store import CriticalMemoryError, StationRow, StationStore, Synced, Ticket
 from server.wallet.ledger import Ledger, LedgerError, Transfer
 
 __all__ = ["STATION_AUDIENCE", "StationRefused", "Stations"]
@@ -84,6 +86,16 @@ class StationRefused(Exception):
 
 def _iso(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _print_command(ticket: Ticket) -> PrintTicket:
+    return PrintTicket(
+        validation=ticket.validation,
+        amount=ticket.amount,
+        issued_at=_iso(ticket.issued_at),
+        expires_at=_iso(ticket.expires_at),
+        station=ticket.station,
+    )
 
 
 def _new_lock(cause: str, detail: str, *, present: bool) -> dict[str, Any]:
@@ -322,16 +334,7 @@ class Stations:
             "amount": ticket.amount,
             "expires_at": _iso(ticket.expires_at),
         }
-        self.hub.send(
-            s.id,
-            PrintTicket(
-                validation=ticket.validation,
-                amount=ticket.amount,
-                issued_at=_iso(ticket.issued_at),
-                expires_at=_iso(ticket.expires_at),
-                station=s.id,
-            ),
-        )
+        self.hub.send(s.id, _print_command(ticket))
         await self._money_moved(s)
         return CashedOut(
             validation=ticket.validation,
@@ -412,6 +415,7 @@ class Stations:
             )
             self.hub.send(s.id, Screen(path=f"/station/{s.id}", token=token))
             self._spawn(self._save(s, "connected", detail=f"session {session}"))
+            self._spawn(self._reprint(s))
         else:
             s.up = False
             self._lock(s, cause, f"the station's link is down ({cause})", present=True)
@@ -460,12 +464,16 @@ class Stations:
                 self._spawn(self._save(s, event, attendant))
 
     async def _bill_stacked(self, s: _Station, bill: int, amount: int) -> None:
-        # The bill is in the cash box: it becomes credits whatever happened since its escrow.
+        """The bill is in the cash box: it becomes credits whatever happened since its
+        escrow — once (a station says it again after every welcome until ``bill_credited``
+        comes, so a crash between the link's ack and the ledger loses nothing)."""
         key = f"bill:{s.id}:{s.session}:{bill}"
         transfer = Transfer(cashier.CASH_BILLS, station_account(s.id), amount, CashKind.BILL_IN)
-        await self.ledger.apost(key, [transfer])
-        await self._log(s, "bill_in", detail=f"bill {bill}: {amount}")
-        await self._money_moved(s)
+        posted = await self.ledger.apost(key, [transfer])
+        self.hub.send(s.id, BillCredited(bill=bill))
+        if posted.applied:
+            await self._log(s, "bill_in", detail=f"bill {bill}: {amount}")
+            await self._money_moved(s)
 
     async def _ticket_in(self, s: _Station, validation: str, amount: int) -> None:
         """The reader holds a ticket: hold it for this station if it is good (credited once
@@ -485,18 +493,30 @@ class Stations:
         self.hub.send(s.id, verdict)
 
     async def _ticket_stacked(self, s: _Station, validation: str) -> None:
-        """The ticket is in the stacker: its value becomes credits (once)."""
+        """The ticket this station's reader held is in the stacker: its value becomes
+        credits, once (said again after every welcome until ``ticket_credited``). A ticket
+        the station did not hold is not credited."""
+        ticket = self.store.ticket(validation)
+        account = station_account(s.id)
+        if ticket is not None and ticket.status == "redeemed":
+            if cashier.redeemed_into(self.ledger, validation) == account:  # said again
+                self.hub.send(s.id, TicketCredited(validation=validation))
+            return
+        if ticket is None or ticket.status != "held" or ticket.closed_by != s.id:
+            await self._log(s, "ticket_refused:not_held", detail=validation)
+            return
         redeemed = await asyncio.to_thread(
             cashier.redeem,
             self.store,
             self.ledger,
             self.ticket_key,
             validation,
-            destination=station_account(s.id),
+            destination=account,
             by=s.id,
             holder=s.id,
         )
         if not isinstance(redeemed, cashier.Refusal):
+            self.hub.send(s.id, TicketCredited(validation=validation))
             await self._money_moved(s)
 
     async def _ticket_returned(self, s: _Station, validation: str) -> None:
@@ -507,7 +527,18 @@ class Stations:
         await self.store.awrite(self.store.mark_printed(validation))
         await self._log(s, "ticket_printed", detail=validation)
 
+    async def _reprint(self, s: _Station) -> None:
+        """Ask the station again for the tickets it was asked to print and never said it
+        printed (its link was down, the server restarted): the money is in them."""
+        for ticket in self.store.tickets("issued") + self.store.tickets("expired"):
+            if ticket.station == s.id and ticket.status == "issued" and not ticket.printed:
+                self.hub.send(s.id, _print_command(ticket))
+
     async def _not_printed(self, s: _Station, validation: str, reason: str) -> None:
+        ticket = self.store.ticket(validation)
+        if ticket is None or ticket.station != s.id or ticket.printed:
+            await self._log(s, "print_failure_ignored", detail=f"{validation}: not this station's unprinted ticket")  # fmt: skip  # noqa: E501
+            return
         returned = await asyncio.to_thread(
             cashier.return_unprinted, self.store, self.ledger, validation, reason=reason
         )
@@ -636,6 +667,8 @@ class Stations:
         status = self.status(s.id)
         for send in list(s.screens):
             send(status)
+        if not s.up:  # the state is sent when it is back (a queue would only grow)
+            return
         self.hub.send(
             s.id,
             StationState(

@@ -1,7 +1,7 @@
 """The player stations' critical memory: ``stations.sqlite`` in the data directory.
 
 It keeps, per station, its meters and its state (locks, a pending handpay) in one row signed
-with an HMAC-SHA256 under ``critical.key`` (kept beside it, mode 0600): a row changed by
+with an HMAC-SHA256 under ``critical-memory.key`` (kept beside it, mode 0600): a row changed by
 anything but this code — a disk fault, a hand-edited file — fails its check, and the server
 locks the station (``critical_memory``) until an attendant clears it, which rebuilds its
 meters from the ledger (docs/electronic-tables.md, "Lockouts"). It also keeps the TITO
@@ -38,6 +38,7 @@ from server.wallet.ledger import Transfer
 
 __all__ = [
     "CriticalMemoryError",
+    "MissingKey",
     "StationRow",
     "StationStore",
     "Synced",
@@ -421,8 +422,19 @@ def _ticket(row: Any) -> Ticket:
     )  # fmt: skip
 
 
-def open_station_store(data_dir: Path) -> tuple[StationStore, bytes]:
+class MissingKey(Exception):
+    """A key the stations' data needs is not in the data directory (a partial restore)."""
+
+
+def open_station_store(data_dir: Path, *, create: bool = True) -> tuple[StationStore, bytes]:
     """The data directory's ``stations.sqlite`` (its rows signed with ``critical-memory.key``)
-    and the key of its tickets' check digits (``ticket.key``): both made on first use."""
-    store = StationStore(data_dir / "stations.sqlite", load_key(data_dir / "critical-memory.key"))
-    return store, load_key(data_dir / "ticket.key")
+    and the key of its tickets' check digits (``ticket.key``): made on the server's first
+    use. Without ``create`` (the operator's commands), a missing key is ``MissingKey``: a
+    new one would make every meter fail its check and every ticket look forged."""
+    keys = [data_dir / "critical-memory.key", data_dir / "ticket.key"]
+    if not create:
+        for path in [data_dir / "stations.sqlite", *keys]:
+            if not path.exists():
+                raise MissingKey(f"{path} is missing (no player stations have run on this data directory, or restore it from the backup)")  # fmt: skip  # noqa: E501
+    store = StationStore(data_dir / "stations.sqlite", load_key(keys[0]))
+    return store, load_key(keys[1])

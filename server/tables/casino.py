@@ -32,7 +32,7 @@ from server.devices.hub import DeviceHub, SerialLine
 from server.devices.table_devices import TableDevices, table_dealer
 from server.games.events import CardDealt, WagerSettled
 from server.games.table import ConfigError
-from server.journal.journal import Journal
+from server.journal.journal import Journal, RoundStatus
 from server.protocol.codec import encode
 from server.protocol.messages import Notice, RecalledRound, Rules, ServerMessage, TableSummary
 from server.stations.meters import station_player
@@ -232,6 +232,10 @@ class Casino:
         """Recover, then run every table. Tables start spread over one round's length so
         that hundreds of tables never open, close and deal in the same instant."""
         self.recover()
+        if self.stations is not None:  # a round recovery completed may call for a handpay
+            for item in self.recovered:
+                status = RoundStatus.SETTLED if item.outcome == "completed" else RoundStatus.VOIDED
+                self.stations.round_ended(item.table_id, item.round_id, status)
         count = len(self.tables)
         for n, table in enumerate(self.tables.values()):
             cycle = table.settings.betting_seconds + table.settings.pause_seconds

@@ -25,6 +25,7 @@ from server.devices.handshake import KnownDevice
 from server.devices.hub import DeviceHub
 from server.devices.messages import (
     AttendantKey,
+    BillCredited,
     BillEscrow,
     BillReturned,
     BillStacked,
@@ -36,6 +37,7 @@ from server.devices.messages import (
     Screen,
     SelfTest,
     StationState,
+    TicketCredited,
     TicketIn,
     TicketPrinted,
     TicketPrintFailed,
@@ -81,6 +83,7 @@ class Service:
         self.messages: list[Any] = []
         self.links: list[tuple[bool, str]] = []
         self.answer = True
+        self.credit = True  # confirm stacked bills and tickets credited (as the server does)
         self.redeemed: set[str] = set()
         self.on_up: Callable[[], None] = lambda: None
 
@@ -89,7 +92,11 @@ class Service:
         self.messages.append(message)
         if not self.answer:
             return
-        if isinstance(message, BillEscrow):
+        if isinstance(message, BillStacked) and self.credit:
+            self.hub.send("s1", BillCredited(bill=message.bill))
+        elif isinstance(message, TicketStacked) and self.credit:
+            self.hub.send("s1", TicketCredited(validation=message.validation))
+        elif isinstance(message, BillEscrow):
             ok = message.amount in self.accepted
             reason = "" if ok else f"bills of {message.amount} are not accepted"
             self.hub.send("s1", BillVerdict(bill=message.bill, accept=ok, reason=reason))
@@ -249,6 +256,37 @@ async def test_the_bill_count_and_session_survive_a_restart_in_the_state_file(
         assert [m.bill for m in service.of(BillStacked)] == [1, 2, 3]
         assert hub.channels["s1"].session == first.session
         assert len(service.of(SelfTest)) == 2  # one after each welcome
+
+
+@synchronously
+async def test_what_was_stacked_is_said_again_after_each_welcome_until_credited(
+    tmp_path: Path,
+) -> None:
+    """A server that acknowledged ``bill_stacked`` on the link and crashed before the ledger
+    had it: the station keeps the bill in its non-volatile memory and says it again after
+    every welcome until ``bill_credited`` comes. An open door is said again after a
+    reconnection too (a server that restarted may not know it)."""
+    state = tmp_path / "station.json"
+    door = DeviceFault(code="door_open")
+    async with hub_with_service() as (hub, service):
+        service.credit = False
+        first = StationSimulator("s1", KEY, "127.0.0.1", hub.port, state=state)
+        async with running(first):
+            await first.insert_bill(5000, timeout=5)
+            first.open_door("main")
+            await until(lambda: len(service.of(BillStacked)) == 1 and service.of(DeviceFault))
+            first.disconnect()
+            await until(lambda: len(service.of(BillStacked)) == 2)
+            await until(lambda: service.of(DeviceFault) == [door, door])
+            assert service.of(DeviceFault) == [door, door]
+        assert json.loads(state.read_text())["uncredited_bills"] == {"1": 5000}
+        service.credit = True
+        again = StationSimulator("s1", KEY, "127.0.0.1", hub.port, state=state)
+        async with running(again):
+            await until(lambda: len(service.of(BillStacked)) == 3 and not again.uncredited_bills)
+        assert service.of(BillStacked) == [BillStacked(bill=1, amount=5000)] * 3
+        assert again.uncredited_bills == {}
+        assert json.loads(state.read_text())["uncredited_bills"] == {}
 
 
 @synchronously

@@ -104,7 +104,9 @@ async def stations(
     service: Service, *ids: str, tmp: Path | None = None, **knobs: Any
 ) -> AsyncIterator[list[StationSimulator]]:
     """Station agents connected (and self-tested) for the block; each keeps its
-    non-volatile memory in ``tmp`` when given, so a later block resumes its session."""
+    non-volatile memory in ``tmp`` when given, so a later block resumes its session. On
+    exit the server's device port closes first, as when the server stops: the agents' links
+    going down then is no station's fault (and locks nothing)."""
     stop = asyncio.Event()
     made = [
         StationSimulator(
@@ -123,6 +125,7 @@ async def stations(
         await until(lambda: all(s.screen_token for s in made))
         yield made
     finally:
+        await service.casino.devices.stop()
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from server.cli.main import main
 from server.stations import cashier, tickets
 from server.stations.meters import (
     CashKind,
@@ -270,3 +271,22 @@ def test_a_changed_row_fails_its_check(floor: Floor, tmp_path: Path) -> None:
             other.load("s1")
     finally:
         other.close()
+
+
+def test_the_operator_commands_never_make_a_key_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A data directory restored without its keys: croupier tickets and croupier meters say
+    so (exit 2) rather than make new keys, under which every ticket would look forged and
+    every meter fail its check."""
+    data = str(tmp_path)
+    assert main(["tickets", "list", "--data-dir", data]) == 2  # no ledger at all
+    floor = Floor(tmp_path)  # a ledger, the stations' store and both keys
+    floor.close()
+    assert main(["tickets", "list", "--data-dir", data]) == 0
+    (tmp_path / "ticket.key").unlink()
+    capsys.readouterr()
+    assert main(["tickets", "list", "--data-dir", data]) == 2
+    assert main(["meters", "--all", "--data-dir", data]) == 2
+    assert "ticket.key is missing" in capsys.readouterr().err
+    assert not (tmp_path / "ticket.key").exists()

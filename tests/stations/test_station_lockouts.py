@@ -147,7 +147,9 @@ async def test_a_lock_refuses_everything_survives_a_restart_and_an_attendant_cle
     # The server restarts; the station comes back (its session resumed): still locked.
     restart = {"tmp": tmp_path, "self_test_fail": broken}
     async with running(tmp_path) as service, stations(service, "s1", **restart) as (s1,):
-        assert cause in causes(service)
+        # The lock came back with the server, and the restart itself added none (the
+        # station that failed its self-test had restarted itself: its link went down).
+        assert set(causes(service)) == {cause} | ({"connection"} if broken else set())
         async with screen(service, s1.screen_token) as touch:
             await join(touch)
             assert await until(lambda: touch.last(StationStatus) is not None)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 from websockets.asyncio.client import connect
 
 from server.cli.main import main
@@ -28,6 +30,7 @@ from server.protocol.messages import (
     Winners,
 )
 from server.stations import cashier, tickets
+from server.stores import StorageError
 from tests.devices.test_device_tables import synchronously
 from tests.stations.floor import (
     KEYS,
@@ -155,7 +158,9 @@ async def test_a_cash_out_above_the_ticket_limit_is_paid_by_hand(tmp_path: Path)
 
 
 @synchronously
-async def test_expired_altered_forged_and_reused_tickets_are_refused_at_a_station(tmp_path: Path) -> None:  # fmt: skip  # noqa: E501
+async def test_expired_altered_forged_and_reused_tickets_are_refused_at_a_station(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Tickets expire after about 3 seconds here.
     text = config(ticket_expiry_days=3 / 86_400)
     async with running(tmp_path, text) as service, stations(service, "s1", "s2") as (s1, s2):
@@ -188,9 +193,11 @@ async def test_expired_altered_forged_and_reused_tickets_are_refused_at_a_statio
         assert events.count("ticket_refused:forged") == 3
         assert "ticket_refused:altered" in events and "ticket_refused:expired" in events
         assert_reconciles(service, "s1", "s2")
-    assert (
-        main(["tickets", "list", "--status", "expired", "--data-dir", str(tmp_path / "data")]) == 0
-    )
+    # The cashier's list shows it expired (and nothing else is).
+    capsys.readouterr()
+    assert main(["tickets", "list", "--status", "expired", "--data-dir", str(tmp_path / "data")]) == 0  # fmt: skip  # noqa: E501
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == 1 and listed[0].startswith(first.validation) and " expired " in listed[0]
 
 
 @synchronously
@@ -311,3 +318,85 @@ async def test_no_cash_out_while_a_round_the_station_bet_in_is_open(tmp_path: Pa
             assert ticket.amount >= 4_000 and credits(service, "s1") == 0
         await service.casino.stations.drain()
         assert_reconciles(service, "s1")
+
+
+@synchronously
+async def test_a_bill_the_ledger_could_not_take_is_credited_when_the_station_says_it_again(
+    tmp_path: Path,
+) -> None:
+    """The link acknowledged ``bill_stacked`` but the ledger failed: the station, never told
+    ``bill_credited``, says it again after its next welcome, and the bill is credited once."""
+    async with running(tmp_path) as service, stations(service, "s1") as (s1,):
+        ledger = service.ledger
+        real = ledger.apost
+        failures = []
+
+        async def failing_once(key: str, transfers: Any) -> Any:
+            if key.startswith("bill:") and not failures:
+                failures.append(key)
+                raise StorageError("disk full (simulated)")
+            return await real(key, transfers)
+
+        ledger.apost = failing_once  # type: ignore[method-assign]
+        assert (await s1.insert_bill(5_000)).accept
+        assert await until(lambda: failures and s1.uncredited_bills == {1: 5_000})
+        assert credits(service, "s1") == 0
+        s1.disconnect()  # it reconnects, resumes its session and says the bill again
+        assert await until(lambda: not s1.uncredited_bills, 8)
+        assert credits(service, "s1") == 5_000
+        s1.disconnect()  # again: nothing is credited twice
+        assert await until(lambda: s1.connected.is_set() and service.casino.stations.stations["s1"].up, 8)  # fmt: skip  # noqa: E501
+        await service.casino.stations.drain()
+        assert credits(service, "s1") == 5_000
+        assert service.stations_store.load("s1").meters["bills_in"] == {"5000": 1}
+        assert_reconciles(service, "s1")
+
+
+@synchronously
+async def test_a_ticket_never_printed_is_printed_when_the_station_is_back(tmp_path: Path) -> None:
+    """The cash-out was debited while the station's link was failing, and the server
+    restarted before the station printed it: the station is asked again when it returns,
+    and prints it once."""
+    async with running(tmp_path) as service, stations(service, "s1", tmp=tmp_path) as (s1,):
+        assert (await s1.insert_bill(2_000)).accept
+        async with screen(service, s1.screen_token) as touch:
+            assert await until(lambda: touch.last(StationStatus) is not None)
+            s1.go_silent()  # frozen: the print command waits in the link's queue
+            ticket = await touch.ask(CashOut())
+            assert isinstance(ticket, CashedOut) and ticket.amount == 2_000
+        assert s1.printed == []
+    async with running(tmp_path) as service, stations(service, "s1", tmp=tmp_path) as (s1,):
+        assert await until(lambda: s1.printed != [], 8)
+        assert [t.validation for t in s1.printed] == [ticket.validation]
+        assert await until(lambda: service.stations_store.ticket(ticket.validation).printed)  # type: ignore[union-attr]
+        await service.casino.stations.drain()
+        assert_reconciles(service, "s1")
+
+
+@synchronously
+async def test_a_station_bets_at_its_own_tables_only_and_sits_at_its_own_seat(tmp_path: Path) -> None:  # fmt: skip  # noqa: E501
+    text = config() + PLAIN_TABLE
+    async with running(tmp_path, text) as service, stations(service, "s1", "s2") as (s1, s2):
+        assert (await s1.insert_bill(5_000)).accept
+        async with screen(service, s2.screen_token) as two, screen(service, s1.screen_token) as one:
+            joined = await join(two)  # s2 first: it still sits at its seat, 2
+            assert joined.snapshot.seat == 2
+            assert (await join(one)).snapshot.seat == 1
+            elsewhere = await join(one, table="plain")
+            assert refused(elsewhere, "stations_only"), elsewhere
+            # Watching is allowed; betting the station's credits there is not.
+            assert not refused(await join(one, table="plain", role="spectator"), "stations_only")
+            round_id = await one.open_round("plain")
+            bet = PlaceBet(table="plain", round=round_id, bet_id="x", spot="banker", amount=100)
+            assert refused(await one.ask(bet), "stations_only")
+        assert credits(service, "s1") == 5_000
+
+
+PLAIN_TABLE = """
+[[tables]]
+id = "plain"
+name = "Baccarat"
+game = "baccarat"
+betting_seconds = 0.8
+pause_seconds = 0.2
+"""
