@@ -50,8 +50,10 @@ minimum = 100
 maximum = 500000
 [tables.options]
 automated = true
+mystery_bonus = "A-$1"
 [tables.options.side_wagers]
 lucky_nines = "A"
+heavenly_9_progressive = ""
 `;
 }
 
