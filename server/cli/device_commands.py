@@ -251,7 +251,7 @@ def _transport(args: argparse.Namespace) -> tuple[str, int, Any]:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    from server.devices.simulator import DeviceRefused, Faults, SimulatedDevice
+    from server.devices.simulator import Faults, SimulatedDevice
 
     try:
         host, port, tls = _transport(args)
@@ -288,13 +288,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         key,
         host,
         port,
-        serial=args.serial,
-        baudrate=args.baudrate,
-        tls=tls,
-        seed=args.seed,
+        **_link_options(args, tls, Faults(**knobs)),
         script=script,
-        faults=Faults(**knobs),
-        state=args.state,
         decks=args.decks,
         wheel=args.wheel,
         table=args.table,
@@ -302,8 +297,28 @@ def run_simulate(args: argparse.Namespace) -> int:
         staff=(staff[0], staff[1]),
         out=print,
     )
+    return _until_stopped(args, device.run())
+
+
+def _link_options(args: argparse.Namespace, tls: Any, faults: Any) -> dict[str, Any]:
+    """What every framed simulator takes from the command line: its transport, seed,
+    faults and non-volatile memory."""
+    return {
+        "serial": args.serial,
+        "baudrate": args.baudrate,
+        "tls": tls,
+        "seed": args.seed,
+        "faults": faults,
+        "state": args.state,
+    }
+
+
+def _until_stopped(args: argparse.Namespace, run: Any) -> int:
+    """Run a simulator until Ctrl-C (0), or until the server refuses it (1)."""
+    from server.devices.simulator import DeviceRefused
+
     try:
-        asyncio.run(device.run())
+        asyncio.run(run)
     except DeviceRefused as exc:
         print(
             f"croupier device simulate: the server refused {args.device_id}: {exc}", file=sys.stderr
@@ -340,7 +355,6 @@ def _run_station(
     timeline: dict[str, float | None],
 ) -> int:
     """A player station's agent: connected, then the options' timeline played."""
-    from server.devices.simulator import DeviceRefused
     from server.devices.station_simulator import StationScript, StationSimulator, play_script
 
     if (args.attendant is None) != (args.key_at is None):
@@ -356,12 +370,7 @@ def _run_station(
         key,
         host,
         port,
-        serial=args.serial,
-        baudrate=args.baudrate,
-        tls=tls,
-        seed=args.seed,
-        faults=faults,
-        state=args.state,
+        **_link_options(args, tls, faults),
         out=out,
         self_test_fail=args.self_test_fail,
         printer_fail=args.printer_fail,
@@ -382,16 +391,7 @@ def _run_station(
     async def both() -> None:
         await asyncio.gather(station.run(), play_script(station, script))
 
-    try:
-        asyncio.run(both())
-    except DeviceRefused as exc:
-        print(
-            f"croupier device simulate: the server refused {args.device_id}: {exc}", file=sys.stderr
-        )
-        return 1
-    except KeyboardInterrupt:
-        return 0
-    return 0
+    return _until_stopped(args, both())
 
 
 def _cammegh_wheel(args: argparse.Namespace, script: list[str] | None, faults: Any) -> Any:
