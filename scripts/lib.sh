@@ -58,6 +58,37 @@ ensure_debian_packages() {
   fi
 }
 
+# ensure_postgres: a PostgreSQL server on 127.0.0.1:5432 for the shared stores' tests, and
+# CROUPIER_TEST_POSTGRES naming a role there that may create databases. A server already
+# running is used as it is; a missing one is installed (Debian: postgresql) and started when
+# we are root; otherwise it says what to do (the tests that need it fail in CI, are skipped
+# elsewhere, with that message).
+ensure_postgres() {
+  local url="${CROUPIER_TEST_POSTGRES:-postgresql://postgres@127.0.0.1:5432/postgres}"
+  if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+      echo "note: no PostgreSQL on 127.0.0.1:5432: install and start one (Debian: sudo apt-get install postgresql), or set CROUPIER_TEST_POSTGRES" >&2
+      return 0
+    fi
+    if ! command -v pg_ctlcluster >/dev/null 2>&1; then
+      echo "==> installing PostgreSQL"
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; } >/dev/null ||
+        { echo "warning: could not install postgresql" >&2; return 0; }
+    fi
+    echo "==> starting PostgreSQL"
+    local version
+    version="$(ls /etc/postgresql 2>/dev/null | sort -n | tail -1)"
+    pg_ctlcluster "$version" main start 2>/dev/null || service postgresql start >/dev/null 2>&1 || true
+    for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 0.5; done
+  fi
+  if ! psql "$url" -Atqc 'select 1' >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    # A fresh Debian server asks for a password over TCP: give the tests a role of their own.
+    su postgres -c "psql -q -c \"DO \\$\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'croupier_test') THEN CREATE ROLE croupier_test LOGIN CREATEDB PASSWORD 'croupier_test'; END IF; END \\$\\$;\"" >/dev/null 2>&1 || true
+    url="postgresql://croupier_test:croupier_test@127.0.0.1:5432/postgres"
+  fi
+  export CROUPIER_TEST_POSTGRES="$url"
+}
+
 # ensure_client: the browser client's dependencies (npm ci) and, with "build", its built files
 # in client-web/dist, which croupier serve serves. Rebuilt only when a source file is newer.
 ensure_client() {

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from server import __version__
 from server.cli import (
     bot_command,
+    db_command,
     device_commands,
     par_sheet_command,
     replay_command,
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     wallet_command.register(commands)
     device_commands.register(commands)
     station_commands.register(commands)
+    db_command.register(commands)
     return parser
 
 

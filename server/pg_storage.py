@@ -1,0 +1,259 @@
+"""PostgreSQL for the shared stores of a cluster (docs/operations.md, "Running a cluster"):
+connections, the schema's versioned migrations, and a writer thread per store.
+
+The driver is psycopg 3: one maintained driver for both the synchronous tools
+(``croupier db migrate``, ``croupier wallet``) and the server, whose writes go through a
+writer thread exactly as the embedded SQLite stores' do (``server.storage``) — the table
+runtime awaits them without blocking its event loop, in the order they were made.
+
+The schema is the server's own: ``migrate`` applies the numbered ``MIGRATIONS`` it lacks,
+each in one transaction under an advisory lock (two nodes starting together migrate once),
+and a database whose schema is newer than this server knows is refused (``SchemaTooNew``).
+Every failure to reach or write the database is a ``StorageError``, as with SQLite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+import psycopg
+
+from server.stores import StorageError
+
+__all__ = [
+    "MIGRATIONS",
+    "PgWriter",
+    "SchemaTooNew",
+    "connect",
+    "migrate",
+    "schema_version",
+]
+
+T = TypeVar("T")
+
+# The schema, version by version: never edit one that has shipped; add the next.
+MIGRATIONS: Final[tuple[str, ...]] = (
+    # 1: the ledger (server.wallet.pg_ledger) and the round journal (server.journal.pg_journal)
+    """
+    CREATE TABLE accounts (
+        name TEXT PRIMARY KEY,
+        balance BIGINT NOT NULL DEFAULT 0,
+        may_go_negative BOOLEAN NOT NULL DEFAULT FALSE
+    );
+    CREATE TABLE batches (
+        seq BIGSERIAL PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE transfers (
+        batch_seq BIGINT NOT NULL REFERENCES batches(seq),
+        idx INTEGER NOT NULL,
+        source TEXT NOT NULL REFERENCES accounts(name),
+        destination TEXT NOT NULL REFERENCES accounts(name),
+        amount BIGINT NOT NULL CHECK (amount > 0),
+        kind TEXT NOT NULL,
+        round_id TEXT,
+        bet_id TEXT,
+        PRIMARY KEY (batch_seq, idx)
+    );
+    CREATE INDEX transfers_source ON transfers(source);
+    CREATE INDEX transfers_destination ON transfers(destination);
+    CREATE INDEX transfers_round ON transfers(round_id);
+    CREATE TABLE rounds (
+        round_id TEXT PRIMARY KEY,
+        table_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        opened_seq BIGINT NOT NULL,
+        finished_seq BIGINT
+    );
+    CREATE INDEX rounds_status ON rounds(status);
+    CREATE INDEX rounds_table ON rounds(table_id, opened_seq);
+    CREATE TABLE records (
+        seq BIGSERIAL PRIMARY KEY,
+        round_id TEXT NOT NULL REFERENCES rounds(round_id),
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL
+    );
+    CREATE INDEX records_round ON records(round_id, seq);
+    CREATE TABLE table_state (
+        table_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (table_id, key)
+    );
+    CREATE TABLE round_players (
+        round_id TEXT NOT NULL REFERENCES rounds(round_id),
+        player_id TEXT NOT NULL,
+        PRIMARY KEY (player_id, round_id)
+    );
+    """,
+)
+_MIGRATION_LOCK: Final = 0x63726F75  # "crou": the advisory lock two starting nodes share
+
+
+class SchemaTooNew(StorageError):
+    """The database was migrated by a newer server than this one."""
+
+
+def connect(url: str) -> psycopg.Connection[Any]:
+    """An autocommit connection to ``url`` (``postgresql://…``); ``StorageError`` saying why
+    when it cannot be made."""
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise StorageError(f"cannot connect to the database: {exc}".strip()) from None
+
+
+def schema_version(conn: psycopg.Connection[Any]) -> int:
+    """The database's schema version (0: never migrated)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS croupier_schema (version INTEGER NOT NULL, "
+        "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+    )
+    row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM croupier_schema").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(url: str) -> tuple[int, int]:
+    """Bring the database's schema up to this server's; (version before, version after).
+    ``SchemaTooNew`` for a database a newer server migrated."""
+    with connect(url) as conn:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            before = schema_version(conn)
+            if before > len(MIGRATIONS):
+                raise SchemaTooNew(
+                    f"the database's schema is version {before}; this server knows up to "
+                    f"{len(MIGRATIONS)}: upgrade the server"
+                )
+            for version in range(before + 1, len(MIGRATIONS) + 1):
+                conn.execute(MIGRATIONS[version - 1])
+                conn.execute("INSERT INTO croupier_schema(version) VALUES (%s)", (version,))
+        return before, len(MIGRATIONS)
+
+
+def require_schema(conn: psycopg.Connection[Any]) -> None:
+    """Refuse a database whose schema is not this server's (run ``croupier db migrate``)."""
+    version = schema_version(conn)
+    if version > len(MIGRATIONS):
+        raise SchemaTooNew(
+            f"the database's schema is version {version}; this server knows up to "
+            f"{len(MIGRATIONS)}: upgrade the server"
+        )
+    if version < len(MIGRATIONS):
+        raise StorageError(
+            f"the database's schema is version {version}, this server needs "
+            f"{len(MIGRATIONS)}: run croupier db migrate"
+        )
+
+
+@dataclass(slots=True)
+class _Write:
+    apply: Callable[[psycopg.Connection[Any]], Any]
+    future: concurrent.futures.Future[Any]
+
+
+_STOP: Final = object()
+
+
+class PgWriter:
+    """The one thread writing a store's tables from this process: each write is one
+    transaction, applied in the order submitted. A write the database refuses raises what
+    ``apply`` raised; a lost connection fails the write with ``StorageError`` (nothing was
+    applied: the transaction never committed) and the next write connects again."""
+
+    def __init__(self, url: str, name: str) -> None:
+        self.url, self.name = url, name
+        self._conn: psycopg.Connection[Any] | None = connect(url)
+        self._queue: queue.SimpleQueue[_Write | object] = queue.SimpleQueue()
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name=f"pg-writer:{name}", daemon=True)
+        self._thread.start()
+
+    def submit(self, apply: Callable[[psycopg.Connection[Any]], T]) -> concurrent.futures.Future[T]:  # fmt: skip  # noqa: E501
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._close_lock:
+            if self._closed:
+                future.set_exception(StorageError(f"the {self.name} writer is closed"))
+                return future
+            self._queue.put(_Write(apply, future))
+        return future
+
+    def call(self, apply: Callable[[psycopg.Connection[Any]], T]) -> T:
+        return self.submit(apply).result()
+
+    async def run(self, apply: Callable[[psycopg.Connection[Any]], T]) -> T:
+        return await asyncio.wrap_future(self.submit(apply))
+
+    def close(self) -> None:
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(_STOP)
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                break
+            assert isinstance(item, _Write)
+            if not item.future.set_running_or_notify_cancel():
+                continue
+            try:
+                if self._conn is None or self._conn.closed:
+                    self._conn = connect(self.url)
+                with self._conn.transaction():
+                    result = item.apply(self._conn)
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                self._drop()
+                item.future.set_exception(StorageError(f"the {self.name} write failed: {exc}"))
+            except StorageError as exc:
+                item.future.set_exception(exc)
+            except BaseException as exc:  # the store's own refusal (InsufficientFunds …)
+                item.future.set_exception(exc)
+            else:
+                item.future.set_result(result)
+        self._drop()
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+            self._conn = None
+
+
+class PgReader:
+    """A connection for reads, serialised by a lock (whichever thread calls); connected
+    again after a failure."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = connect(url)
+
+    def rows(self, sql: str, args: Any = ()) -> list[Any]:
+        with self._lock:
+            try:
+                if self._conn is None or self._conn.closed:
+                    self._conn = connect(self.url)
+                return self._conn.execute(sql, args).fetchall()
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                if self._conn is not None:
+                    self._conn.close()
+                self._conn = None
+                raise StorageError(f"the database read failed: {exc}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
