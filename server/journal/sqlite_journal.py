@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from server.journal.journal import JournalRecord, RoundStatus
+from server.journal.books import JournalBooks
+from server.journal.journal import RoundStatus
 from server.storage import DurableWriter, open_durable_sqlite
 
 __all__ = ["SqliteJournal"]
@@ -108,12 +108,18 @@ def _save_state(table_id: str, key: str, state: str, db: sqlite3.Connection) -> 
     )
 
 
-class SqliteJournal:
+class SqliteJournal(JournalBooks):
     """A ``Journal`` in one SQLite file (or ``":memory:"`` for tests).
 
     Reads use a connection of their own; every write goes to the journal's ``DurableWriter``
     thread (group commit). The plain methods wait for it; the ``a``-prefixed ones await it
     without blocking the event loop."""
+
+    _STYLE = ":{}"
+    _open_round = staticmethod(_open_round)
+    _append = staticmethod(_append)
+    _finish_round = staticmethod(_finish_round)
+    _save_state = staticmethod(_save_state)
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -130,88 +136,6 @@ class SqliteJournal:
         with self._lock:
             self._db.close()
 
-    def open_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
-        self._writer.call(partial(_open_round, table_id, round_id, payload))
-
-    async def aopen_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
-        await self._writer.run(partial(_open_round, table_id, round_id, payload))
-
-    def append(
-        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
-    ) -> int:
-        return self._writer.call(partial(_append, round_id, kind, payload, player))
-
-    async def aappend(
-        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
-    ) -> int:
-        return await self._writer.run(partial(_append, round_id, kind, payload, player))
-
-    def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
-        if status is RoundStatus.OPEN:
-            raise ValueError("a round finishes settled or voided")
-        self._writer.call(partial(_finish_round, round_id, status, payload))
-
-    async def afinish_round(
-        self, round_id: str, status: RoundStatus, payload: dict[str, Any]
-    ) -> None:
-        if status is RoundStatus.OPEN:
-            raise ValueError("a round finishes settled or voided")
-        await self._writer.run(partial(_finish_round, round_id, status, payload))
-
-    def save_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
-        self._writer.call(partial(_save_state, table_id, key, json.dumps(state, sort_keys=True)))
-
-    async def asave_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
-        text = json.dumps(state, sort_keys=True)
-        await self._writer.run(partial(_save_state, table_id, key, text))
-
-    def records(self, round_id: str) -> list[JournalRecord]:
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         with self._lock:
-            rows = self._db.execute(
-                "SELECT r.seq, o.table_id, r.round_id, r.kind, r.payload FROM records r "
-                "JOIN rounds o ON o.round_id = r.round_id WHERE r.round_id = ? ORDER BY r.seq",
-                (round_id,),
-            ).fetchall()
-        return [JournalRecord(s, t, r, k, json.loads(p)) for s, t, r, k, p in rows]
-
-    def status(self, round_id: str) -> RoundStatus | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT status FROM rounds WHERE round_id = ?", (round_id,)
-            ).fetchone()
-        return None if row is None else RoundStatus(row[0])
-
-    def open_rounds(self) -> list[tuple[str, str]]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT table_id, round_id FROM rounds WHERE status = ? ORDER BY opened_seq",
-                (RoundStatus.OPEN.value,),
-            ).fetchall()
-        return [(t, r) for t, r in rows]
-
-    def player_rounds(self, player_id: str, limit: int = 10) -> list[str]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT p.round_id FROM round_players p JOIN rounds o ON o.round_id = p.round_id "
-                "WHERE p.player_id = ? AND o.status != ? ORDER BY o.finished_seq DESC LIMIT ?",
-                (player_id, RoundStatus.OPEN.value, limit),
-            ).fetchall()
-        return [r for (r,) in rows]
-
-    def last_round(self, table_id: str) -> str | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT round_id FROM rounds WHERE table_id = ? ORDER BY opened_seq DESC LIMIT 1",
-                (table_id,),
-            ).fetchone()
-        return None if row is None else str(row[0])
-
-    def load_state(self, table_id: str, key: str) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT state FROM table_state WHERE table_id = ? AND key = ?", (table_id, key)
-            ).fetchone()
-        if row is None:
-            return None
-        state: dict[str, Any] = json.loads(row[0])
-        return state
+            return self._db.execute(sql, params).fetchall()

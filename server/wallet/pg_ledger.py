@@ -12,36 +12,25 @@ transaction fails on the key and is checked again as a replay (or a conflict).
 
 from __future__ import annotations
 
-import threading
-from collections import defaultdict
-from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any
 
 import psycopg
 from psycopg import errors
 
 from server.pg_storage import PgReader, PgWriter, connect, require_schema
+from server.wallet.books import Books, Row
 from server.wallet.ledger import (
     MAX_AMOUNT,
     IdempotencyConflict,
     InsufficientFunds,
     LedgerError,
     PostResult,
-    Transfer,
 )
 
 __all__ = ["PgLedger"]
 
-_Row = tuple[str, str, int, str, str | None, str | None]
 
-
-def _row(transfer: Transfer) -> _Row:
-    t = transfer
-    return (t.source, t.destination, t.amount, t.kind, t.round_id, t.bet_id)
-
-
-def _existing(key: str, wanted: list[_Row], conn: psycopg.Connection[Any]) -> PostResult | None:
+def _existing(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostResult | None:
     row = conn.execute("SELECT seq FROM batches WHERE key = %s", (key,)).fetchone()
     if row is None:
         return None
@@ -55,7 +44,7 @@ def _existing(key: str, wanted: list[_Row], conn: psycopg.Connection[Any]) -> Po
     return PostResult(key, False, int(row[0]))
 
 
-def _apply(key: str, wanted: list[_Row], conn: psycopg.Connection[Any]) -> PostResult:
+def _apply(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostResult:
     """Post one batch inside the writer's transaction (see ``Ledger.post``)."""
     existing = _existing(key, wanted, conn)
     if existing is not None:
@@ -111,17 +100,22 @@ def _apply(key: str, wanted: list[_Row], conn: psycopg.Connection[Any]) -> PostR
     return PostResult(key, True, seq)
 
 
-class PgLedger:
+class PgLedger(Books):
     """A ``Ledger`` in a PostgreSQL database whose schema ``croupier db migrate`` made."""
 
+    _A = "%(a)s"
+    _apply = staticmethod(_apply)
+
     def __init__(self, url: str) -> None:
+        super().__init__()
         self.url = url
         with connect(url) as conn:
             require_schema(conn)
         self._reader = PgReader(url)
         self._writer = PgWriter(url, "ledger")
-        self._pending_debits: dict[str, int] = defaultdict(int)
-        self._pending_lock = threading.Lock()
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
+        return self._reader.rows(sql, params)
 
     def close(self) -> None:
         self._writer.close()
@@ -137,76 +131,3 @@ class PgLedger:
                 (account, may_go_negative),
             )
         )
-
-    def balance(self, account: str) -> int:
-        rows = self._reader.rows("SELECT balance FROM accounts WHERE name = %s", (account,))
-        if not rows:
-            raise LedgerError(f"no account {account!r}")
-        return int(rows[0][0])
-
-    def available(self, account: str) -> int:
-        with self._pending_lock:
-            pending = self._pending_debits.get(account, 0)
-        return self.balance(account) - pending
-
-    def post(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
-        return self._writer.call(self._batch(key, transfers))
-
-    async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
-        apply = self._batch(key, transfers)
-        debits: dict[str, int] = defaultdict(int)
-        for t in transfers:
-            debits[t.source] += t.amount
-        with self._pending_lock:
-            for account, amount in debits.items():
-                self._pending_debits[account] += amount
-        try:
-            return await self._writer.run(apply)
-        finally:
-            with self._pending_lock:
-                for account, amount in debits.items():
-                    left = self._pending_debits[account] - amount
-                    if left:
-                        self._pending_debits[account] = left
-                    else:
-                        del self._pending_debits[account]
-
-    @staticmethod
-    def _batch(
-        key: str, transfers: Sequence[Transfer]
-    ) -> Callable[[psycopg.Connection[Any]], PostResult]:
-        if not key:
-            raise ValueError("a batch needs an idempotency key")
-        if not transfers:
-            raise ValueError("an empty batch")
-        return partial(_apply, key, [_row(t) for t in transfers])
-
-    def _select(self, where: str, arg: str) -> list[tuple[str, Transfer]]:
-        rows = self._reader.rows(
-            "SELECT b.key, t.source, t.destination, t.amount, t.kind, t.round_id, t.bet_id "
-            f"FROM transfers t JOIN batches b ON b.seq = t.batch_seq WHERE {where} "
-            "ORDER BY t.batch_seq, t.idx",
-            {"a": arg},
-        )
-        return [(r[0], Transfer(r[1], r[2], int(r[3]), r[4], r[5], r[6])) for r in rows]
-
-    def history(self, account: str) -> list[tuple[str, Transfer]]:
-        return self._select("t.source = %(a)s OR t.destination = %(a)s", account)
-
-    def round_transfers(self, round_id: str) -> list[tuple[str, Transfer]]:
-        return self._select("t.round_id = %(a)s", round_id)
-
-    def reconcile(self) -> dict[str, tuple[int, int]]:
-        rows = self._reader.rows(
-            """
-            SELECT a.name, a.balance,
-                COALESCE((SELECT SUM(amount) FROM transfers WHERE destination = a.name), 0)
-              - COALESCE((SELECT SUM(amount) FROM transfers WHERE source = a.name), 0)
-            FROM accounts a
-            """
-        )
-        return {r[0]: (int(r[1]), int(r[2])) for r in rows if int(r[1]) != int(r[2])}
-
-    def total(self) -> int:
-        rows = self._reader.rows("SELECT COALESCE(SUM(balance), 0) FROM accounts")
-        return int(rows[0][0])

@@ -1,0 +1,128 @@
+"""What the embedded (SQLite) and shared (PostgreSQL) journals do alike: each write through
+the store's writer thread (plain, or awaited), and every read. Each store brings its writes
+— functions of a connection, in its SQL dialect — and its reads' parameter style."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from server.journal.journal import JournalRecord, RoundStatus
+
+__all__ = ["JournalBooks"]
+
+
+class JournalBooks:
+    """A journal's common part. A store sets ``_writer`` (``call``/``run``), the write
+    functions ``_open_round``, ``_append``, ``_finish_round``, ``_save_state`` (each taking
+    the connection last) and implements ``_rows(sql, params)``, its SQL naming a parameter
+    ``x`` as ``_param("x")``."""
+
+    _writer: Any
+    _open_round: Callable[..., None]
+    _append: Callable[..., int]
+    _finish_round: Callable[..., None]
+    _save_state: Callable[..., None]
+    _STYLE = ":{}"
+
+    def _param(self, name: str) -> str:
+        return self._STYLE.format(name)
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
+        raise NotImplementedError
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def open_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
+        self._writer.call(partial(type(self)._open_round, table_id, round_id, payload))
+
+    async def aopen_round(self, table_id: str, round_id: str, payload: dict[str, Any]) -> None:
+        await self._writer.run(partial(type(self)._open_round, table_id, round_id, payload))
+
+    def append(
+        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
+    ) -> int:
+        seq: int = self._writer.call(partial(type(self)._append, round_id, kind, payload, player))
+        return seq
+
+    async def aappend(
+        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
+    ) -> int:
+        apply = partial(type(self)._append, round_id, kind, payload, player)
+        seq: int = await self._writer.run(apply)
+        return seq
+
+    def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
+        if status is RoundStatus.OPEN:
+            raise ValueError("a round finishes settled or voided")
+        self._writer.call(partial(type(self)._finish_round, round_id, status, payload))
+
+    async def afinish_round(
+        self, round_id: str, status: RoundStatus, payload: dict[str, Any]
+    ) -> None:
+        if status is RoundStatus.OPEN:
+            raise ValueError("a round finishes settled or voided")
+        await self._writer.run(partial(type(self)._finish_round, round_id, status, payload))
+
+    def save_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
+        text = json.dumps(state, sort_keys=True)
+        self._writer.call(partial(type(self)._save_state, table_id, key, text))
+
+    async def asave_state(self, table_id: str, key: str, state: dict[str, Any]) -> None:
+        text = json.dumps(state, sort_keys=True)
+        await self._writer.run(partial(type(self)._save_state, table_id, key, text))
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def records(self, round_id: str) -> list[JournalRecord]:
+        rows = self._rows(
+            "SELECT r.seq, o.table_id, r.round_id, r.kind, r.payload FROM records r "
+            "JOIN rounds o ON o.round_id = r.round_id "
+            f"WHERE r.round_id = {self._param('r')} ORDER BY r.seq",
+            {"r": round_id},
+        )
+        return [JournalRecord(int(s), t, r, k, json.loads(p)) for s, t, r, k, p in rows]
+
+    def status(self, round_id: str) -> RoundStatus | None:
+        rows = self._rows(
+            f"SELECT status FROM rounds WHERE round_id = {self._param('r')}", {"r": round_id}
+        )
+        return RoundStatus(rows[0][0]) if rows else None
+
+    def open_rounds(self) -> list[tuple[str, str]]:
+        rows = self._rows(
+            "SELECT table_id, round_id FROM rounds "
+            f"WHERE status = {self._param('s')} ORDER BY opened_seq",
+            {"s": RoundStatus.OPEN.value},
+        )
+        return [(t, r) for t, r in rows]
+
+    def player_rounds(self, player_id: str, limit: int = 10) -> list[str]:
+        rows = self._rows(
+            "SELECT p.round_id FROM round_players p JOIN rounds o ON o.round_id = p.round_id "
+            f"WHERE p.player_id = {self._param('p')} AND o.status != {self._param('s')} "
+            f"ORDER BY o.finished_seq DESC LIMIT {self._param('n')}",
+            {"p": player_id, "s": RoundStatus.OPEN.value, "n": limit},
+        )
+        return [r for (r,) in rows]
+
+    def last_round(self, table_id: str) -> str | None:
+        rows = self._rows(
+            f"SELECT round_id FROM rounds WHERE table_id = {self._param('t')} "
+            "ORDER BY opened_seq DESC LIMIT 1",
+            {"t": table_id},
+        )
+        return str(rows[0][0]) if rows else None
+
+    def load_state(self, table_id: str, key: str) -> dict[str, Any] | None:
+        rows = self._rows(
+            "SELECT state FROM table_state "
+            f"WHERE table_id = {self._param('t')} AND key = {self._param('k')}",
+            {"t": table_id, "k": key},
+        )
+        if not rows:
+            return None
+        state: dict[str, Any] = json.loads(rows[0][0])
+        return state

@@ -1,0 +1,116 @@
+"""What the embedded (SQLite) and shared (PostgreSQL) ledgers do alike: the reads of the
+books, posting through the store's writer thread, and the debits posted with ``apost`` that
+are not durable yet (``available``). Each store brings its SQL dialect's parameters, its
+reads and the function that applies a batch in its writer's transaction."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from server.wallet.ledger import LedgerError, PostResult, Transfer
+
+__all__ = ["Books", "Row", "row"]
+
+Row = tuple[str, str, int, str, str | None, str | None]
+
+
+def row(transfer: Transfer) -> Row:
+    t = transfer
+    return (t.source, t.destination, t.amount, t.kind, t.round_id, t.bet_id)
+
+
+class Books:
+    """A ledger's common part. A store sets ``_writer`` (``call``/``run`` a write in its
+    transaction, in order), ``_apply`` (``(key, rows, connection) -> PostResult``) and
+    implements ``_rows(sql, params)``, its SQL naming parameter ``a`` as ``_A``."""
+
+    _A = ":a"
+    _writer: Any
+    _apply: Callable[..., PostResult]
+
+    def __init__(self) -> None:
+        # Debits posted with ``apost`` and not yet committed (or refused), per account.
+        self._pending_debits: dict[str, int] = defaultdict(int)
+        self._pending_lock = threading.Lock()
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def balance(self, account: str) -> int:
+        rows = self._rows(f"SELECT balance FROM accounts WHERE name = {self._A}", {"a": account})
+        if not rows:
+            raise LedgerError(f"no account {account!r}")
+        return int(rows[0][0])
+
+    def available(self, account: str) -> int:
+        """The balance less every debit posted with ``apost`` and not yet durable: what a
+        further debit may take without being refused."""
+        with self._pending_lock:  # read first: a debit committing meanwhile counts twice
+            pending = self._pending_debits.get(account, 0)
+        return self.balance(account) - pending
+
+    def post(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
+        result: PostResult = self._writer.call(self._batch(key, transfers))
+        return result
+
+    async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
+        apply = self._batch(key, transfers)
+        debits: dict[str, int] = defaultdict(int)
+        for t in transfers:
+            debits[t.source] += t.amount
+        with self._pending_lock:
+            for account, amount in debits.items():
+                self._pending_debits[account] += amount
+        try:
+            result: PostResult = await self._writer.run(apply)
+            return result
+        finally:
+            with self._pending_lock:
+                for account, amount in debits.items():
+                    left = self._pending_debits[account] - amount
+                    if left:
+                        self._pending_debits[account] = left
+                    else:
+                        del self._pending_debits[account]
+
+    def _batch(self, key: str, transfers: Sequence[Transfer]) -> Callable[[Any], PostResult]:
+        if not key:
+            raise ValueError("a batch needs an idempotency key")
+        if not transfers:
+            raise ValueError("an empty batch")
+        return partial(type(self)._apply, key, [row(t) for t in transfers])
+
+    def _select(self, where: str, arg: str) -> list[tuple[str, Transfer]]:
+        rows = self._rows(
+            "SELECT b.key, t.source, t.destination, t.amount, t.kind, t.round_id, t.bet_id "
+            f"FROM transfers t JOIN batches b ON b.seq = t.batch_seq WHERE {where} "
+            "ORDER BY t.batch_seq, t.idx",
+            {"a": arg},
+        )
+        return [(r[0], Transfer(r[1], r[2], int(r[3]), r[4], r[5], r[6])) for r in rows]
+
+    def history(self, account: str) -> list[tuple[str, Transfer]]:
+        return self._select(f"t.source = {self._A} OR t.destination = {self._A}", account)
+
+    def round_transfers(self, round_id: str) -> list[tuple[str, Transfer]]:
+        return self._select(f"t.round_id = {self._A}", round_id)
+
+    def reconcile(self) -> dict[str, tuple[int, int]]:
+        rows = self._rows(
+            """
+            SELECT a.name, a.balance,
+                COALESCE((SELECT SUM(amount) FROM transfers WHERE destination = a.name), 0)
+              - COALESCE((SELECT SUM(amount) FROM transfers WHERE source = a.name), 0)
+            FROM accounts a
+            """,
+            {},
+        )
+        return {r[0]: (int(r[1]), int(r[2])) for r in rows if int(r[1]) != int(r[2])}
+
+    def total(self) -> int:
+        rows = self._rows("SELECT COALESCE(SUM(balance), 0) FROM accounts", {})
+        return int(rows[0][0])
