@@ -2,12 +2,16 @@
 
 In operator (JWT) mode this server keeps each player's balance in its ledger; the platform
 moves money in with ``credit`` and out with ``debit``, each with a reference that makes the
-operation idempotent (repeating it changes nothing), and reads it with ``balance``.
+operation idempotent (repeating it changes nothing), and reads it with ``balance``;
+``reconcile`` checks the whole ledger (every cached balance against its transfers, and the
+balances' sum, zero). Each works on the embedded ledger of ``--data-dir`` or on a cluster's
+shared one, ``--database URL`` (or ``CROUPIER_DATABASE_URL``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,15 +31,42 @@ def register(commands: Any) -> None:
             required=True,
             help="the platform's id for this transfer: repeating it changes nothing",
         )
-        p.add_argument("--data-dir", type=Path, default=None)
-        p.set_defaults(handler=run)
+        _store_options(p)
     p = sub.add_parser("balance", help="a player's balance, and the ledger's reconciliation")
     p.add_argument("player_id")
-    p.add_argument("--data-dir", type=Path, default=None)
+    _store_options(p)
+    p = sub.add_parser(
+        "reconcile", help="check the whole ledger: every balance against its transfers, sum zero"
+    )
+    _store_options(p)
+
+
+def _store_options(p: argparse.ArgumentParser) -> None:
+    """Which ledger: the embedded one in a data directory, or a cluster's shared one."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--data-dir", type=Path, default=None)
+    where.add_argument(
+        "--database", default=None, help="a cluster's PostgreSQL (or CROUPIER_DATABASE_URL)"
+    )
     p.set_defaults(handler=run)
 
 
+def _open_ledger(args: argparse.Namespace) -> Any:
+    """The ledger ``--database`` (or ``CROUPIER_DATABASE_URL``) or ``--data-dir`` names."""
+    url = args.database or (None if args.data_dir else os.environ.get("CROUPIER_DATABASE_URL"))
+    if url:
+        from server.wallet.pg_ledger import PgLedger
+
+        return PgLedger(url)
+    from server.wallet.sqlite_ledger import SqliteLedger
+
+    data_dir = args.data_dir or default_data_dir()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return SqliteLedger(data_dir / "ledger.sqlite")
+
+
 def run(args: argparse.Namespace) -> int:
+    from server.stores import StorageError
     from server.wallet.ledger import (
         OPERATOR_ISSUER,
         InsufficientFunds,
@@ -43,13 +74,25 @@ def run(args: argparse.Namespace) -> int:
         Transfer,
         player_account,
     )
-    from server.wallet.sqlite_ledger import SqliteLedger
 
-    data_dir = args.data_dir or default_data_dir()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    ledger = SqliteLedger(data_dir / "ledger.sqlite")
-    account = player_account(args.player_id)
     try:
+        ledger = _open_ledger(args)
+    except StorageError as exc:
+        print(f"croupier wallet: --database: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if args.wallet_command == "reconcile":
+            mismatches = ledger.reconcile()
+            total = ledger.total()
+            for name, (cached, derived) in sorted(mismatches.items()):
+                print(f"MISMATCH {name}: balance {cached}, its transfers say {derived}")
+            if total != 0:
+                print(f"MISMATCH: the balances sum to {total}, not 0")
+            if mismatches or total != 0:
+                return 1
+            print("ledger reconciles")
+            return 0
+        account = player_account(args.player_id)
         if args.wallet_command == "balance":
             print(f"{args.player_id}: {ledger.balance(account)}")
             mismatches = ledger.reconcile()

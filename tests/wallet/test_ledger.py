@@ -16,6 +16,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from server.cli.main import main
 from server.wallet import (
     HOUSE,
     OPEN_WAGERS,
@@ -299,3 +300,24 @@ def test_the_random_walk_conserves_money_in_postgresql(postgres_url: str) -> Non
     finally:
         for ledger in opened:
             ledger.close()  # type: ignore[attr-defined]
+
+
+def test_croupier_wallet_works_on_either_store_and_reconcile_finds_a_mismatch(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    where = (
+        ["--data-dir", str(Path(store.where).parent)]
+        if store.kind == "sqlite"
+        else ["--database", store.where]
+    )
+    assert main(["wallet", "credit", "ann", "5000", "--reference", "dep-1", *where]) == 0
+    assert main(["wallet", "debit", "ann", "1200", "--reference", "wd-1", *where]) == 0
+    assert main(["wallet", "balance", "ann", *where]) == 0
+    assert "ann: 3800" in capsys.readouterr().out
+    assert main(["wallet", "reconcile", *where]) == 0
+    assert capsys.readouterr().out.strip() == "ledger reconciles"
+    store.tamper(player_account("ann"), +7)
+    assert main(["wallet", "reconcile", *where]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH player:ann: balance 3807, its transfers say 3800" in out
+    assert "the balances sum to 7, not 0" in out
