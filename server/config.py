@@ -41,6 +41,7 @@ from server.games.table import ConfigError, TableSettings
 
 __all__ = [
     "AuthSettings",
+    "ClusterSettings",
     "ConfigError",
     "DeviceLinkSettings",
     "DeviceSettings",
@@ -66,6 +67,7 @@ _TABLE_KEYS = {
 }
 _DEVICE_KEYS = {"id", "role", "key", "key_file", "serial", "baudrate", "protocol", "tables", "seat"}
 _STATION_KEYS = {"handpay_limit", "ticket_limit", "ticket_expiry_days", "bills"}
+_CLUSTER_KEYS = {"database_url", "redis_url", "node_id"}
 _TLS_KEYS = ("tls_cert", "tls_key", "tls_client_ca")
 _LINK_KEYS = {"host", "port", "answer_seconds", "hold_seconds", "max_restarts", *_TLS_KEYS}
 _DEVICE_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
@@ -132,12 +134,23 @@ class DeviceLinkSettings:
 
 
 @dataclass(frozen=True)
+class ClusterSettings:
+    """``[cluster]`` (docs/operations.md, "Running a cluster"): the shared PostgreSQL
+    database (``database_url``) that holds the ledger and journal instead of the data
+    directory's SQLite files."""
+
+    database_url: str | None = None
+    node_id: str | None = None
+
+
+@dataclass(frozen=True)
 class ServerSettings:
     tables: tuple[TableSettings, ...]
     auth: AuthSettings = field(default_factory=AuthSettings)
     devices: tuple[DeviceSettings, ...] = ()
     device_link: DeviceLinkSettings = field(default_factory=DeviceLinkSettings)
     stations: StationRules = field(default_factory=StationRules)
+    cluster: ClusterSettings = field(default_factory=ClusterSettings)
     starting_balance: int = 100_000
     currency: str = "PLAY"
     source: str = "<built-in demo>"
@@ -278,6 +291,38 @@ def _station_seat(where: str, role: str, raw: dict[str, Any]) -> tuple[tuple[str
         raise ConfigError(f"{where}: tables must list the table ids the station plays, each once")
     seat = _number(where, "seat", raw.get("seat"), minimum=1, integer=True)
     return tuple(tables), seat
+
+
+def database_url_problem(url: str) -> str | None:
+    """What is wrong with a PostgreSQL URL's form (None: nothing; reaching it is another
+    matter, checked at start)."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        return f"{url!r} is not a postgresql://USER@HOST[:PORT]/DBNAME URL"
+    return None
+
+
+def _cluster(where: str, raw: Any) -> ClusterSettings:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [cluster] must be a table")
+    unknown = set(raw) - _CLUSTER_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: [cluster]: unknown setting(s) {', '.join(sorted(unknown))}")  # fmt: skip  # noqa: E501
+    if "redis_url" in raw:
+        raise ConfigError(
+            f"{where}: [cluster] redis_url: several nodes sharing Redis are not built yet "
+            "(docs/operations.md, 'Running a cluster'): one node runs on database_url alone"
+        )
+    url = raw.get("database_url")
+    if url is not None:
+        if not isinstance(url, str):
+            raise ConfigError(f"{where}: [cluster] database_url must be text")
+        problem = database_url_problem(url)
+        if problem is not None:
+            raise ConfigError(f"{where}: [cluster] database_url: {problem}")
+    node_id = raw.get("node_id")
+    if node_id is not None and (not isinstance(node_id, str) or not _DEVICE_ID.match(node_id)):
+        raise ConfigError(f"{where}: [cluster] node_id must be 1-64 letters, digits or '_.:-'")
+    return ClusterSettings(database_url=url, node_id=node_id)
 
 
 def _station_rules(where: str, raw: Any) -> StationRules:
@@ -508,6 +553,7 @@ def parse_config(text: str, source: str) -> ServerSettings:
         devices=devices,
         device_link=_device_link(source, data.get("device_link", {}), base),
         stations=_station_rules(source, data.get("stations", {})),
+        cluster=_cluster(source, data.get("cluster", {})),
         starting_balance=_number(
             source,
             "starting_balance",

@@ -29,6 +29,8 @@ from server.stores import StorageError
 
 __all__ = [
     "MIGRATIONS",
+    "DatabaseInUse",
+    "DatabaseLock",
     "PgWriter",
     "SchemaTooNew",
     "connect",
@@ -95,6 +97,35 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """,
 )
 _MIGRATION_LOCK: Final = 0x63726F75  # "crou": the advisory lock two starting nodes share
+
+
+class DatabaseInUse(StorageError):
+    """Another server process holds the database (without Redis leases, one node only)."""
+
+
+class DatabaseLock:
+    """The database belongs to one ``croupier serve`` at a time while no Redis leases share
+    its tables out: a session advisory lock, held for the process's life (released by the
+    database when the process dies, however it dies)."""
+
+    _KEY: Final = 0x63726F76  # "crov"
+
+    def __init__(self, url: str) -> None:
+        self._conn: psycopg.Connection[Any] | None = connect(url)
+        row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (self._KEY,)).fetchone()
+        if not (row and row[0]):
+            self._conn.close()
+            self._conn = None
+            raise DatabaseInUse(
+                "another croupier serve uses this database: one node per database until "
+                "[cluster] redis_url shares its tables out"
+            )
+
+    def release(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+            self._conn = None
 
 
 class SchemaTooNew(StorageError):

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from server.config import ConfigError, load_config
+from server.config import ConfigError, database_url_problem, load_config
+from server.stores import StorageError
 
 
 def default_data_dir() -> Path:
@@ -33,6 +34,12 @@ def register(commands: Any) -> None:
         type=Path,
         default=None,
         help=f"where the ledger and journal live (default {default_data_dir()})",
+    )
+    parser.add_argument(
+        "--database",
+        default=None,
+        help="keep the ledger and journal in this PostgreSQL database instead of SQLite "
+        "(or [cluster] database_url, CROUPIER_DATABASE_URL); its schema is migrated at start",
     )
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"]
@@ -71,14 +78,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"croupier serve: {exc}", file=sys.stderr)
         return 2
     data_dir = args.data_dir or default_data_dir()
+    database = args.database
+    setting = "--database"
+    if database is None and settings.cluster.database_url is None:
+        database = os.environ.get("CROUPIER_DATABASE_URL") or None
+        setting = "CROUPIER_DATABASE_URL"
+    elif database is None:
+        setting = f"{settings.source}: [cluster] database_url"
+    if database is not None and database_url_problem(database) is not None:
+        print(f"croupier serve: {setting}: {database_url_problem(database)}", file=sys.stderr)
+        return 2
     try:
-        service = Service(settings, data_dir, host=args.host, port=args.port)
+        service = Service(settings, data_dir, host=args.host, port=args.port, database_url=database)
     except ConfigError as exc:  # a game's own options, checked when its table is built
         print(f"croupier serve: {settings.source}: {exc}", file=sys.stderr)
         return 2
     except DataDirInUse as exc:
         print(f"croupier serve: {exc}", file=sys.stderr)
         return 1
+    except StorageError as exc:  # the database: unreachable, in use, a newer schema
+        print(f"croupier serve: {setting}: {exc}", file=sys.stderr)
+        return 2
 
     async def connect_demo_devices(service: Any) -> None:
         assert demo is not None

@@ -78,3 +78,6 @@ class Journal(Protocol):
     async def asave_state(self, table_id: str, key: str, state: dict[str, Any]) -> None: ...
 
     def load_state(self, table_id: str, key: str) -> dict[str, Any] | None: ...
+
+    def close(self) -> None:
+        """Finish every write still queued, then let the store go."""

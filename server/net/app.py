@@ -28,13 +28,18 @@ from websockets.http11 import Request, Response
 from server import __version__
 from server.config import ServerSettings
 from server.datadir import DataDirLock
+from server.journal.journal import Journal
+from server.journal.pg_journal import PgJournal
 from server.journal.sqlite_journal import SqliteJournal
 from server.net.connection import ConnectionLimits, serve_connection
 from server.net.fanout import fanout
 from server.net.metrics import Metrics
+from server.pg_storage import DatabaseLock, migrate
 from server.stations.store import open_station_store
 from server.tables.casino import Casino
 from server.tables.clock import Clock, SystemClock
+from server.wallet.ledger import Ledger
+from server.wallet.pg_ledger import PgLedger
 from server.wallet.sqlite_ledger import SqliteLedger
 
 __all__ = ["JsonLogFormatter", "Service", "configure_logging", "tune_gc"]
@@ -123,14 +128,24 @@ class Service:
         clock: Clock | None = None,
         limits: ConnectionLimits | None = None,
         client_dist: Path = CLIENT_DIST,
+        database_url: str | None = None,
     ) -> None:
         self.host, self.port = host, port
         # Before anything is read or written there: a second server on the same directory
         # would run crash recovery on this one's live rounds (``DataDirInUse``).
         self.lock = DataDirLock(data_dir)
+        self.database_lock: DatabaseLock | None = None
+        url = database_url or settings.cluster.database_url
         try:
-            self.ledger = SqliteLedger(data_dir / "ledger.sqlite")
-            self.journal = SqliteJournal(data_dir / "journal.sqlite")
+            self.ledger: Ledger
+            self.journal: Journal
+            if url:  # the shared PostgreSQL store (docs/operations.md, "Running a cluster")
+                migrate(url)
+                self.database_lock = DatabaseLock(url)
+                self.ledger, self.journal = PgLedger(url), PgJournal(url)
+            else:
+                self.ledger = SqliteLedger(data_dir / "ledger.sqlite")
+                self.journal = SqliteJournal(data_dir / "journal.sqlite")
             self.stations_store, ticket_key = open_station_store(data_dir)
             self.casino = Casino(
                 settings,
@@ -142,6 +157,8 @@ class Service:
                 ticket_key=ticket_key,
             )
         except BaseException:
+            if self.database_lock is not None:
+                self.database_lock.release()
             self.lock.release()
             raise
         self.metrics = Metrics()
@@ -278,6 +295,8 @@ class Service:
         self.ledger.close()
         self.journal.close()
         self.stations_store.close()
+        if self.database_lock is not None:
+            self.database_lock.release()
         self.lock.release()
 
     async def run_forever(

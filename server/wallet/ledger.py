@@ -124,3 +124,6 @@ class Ledger(Protocol):
 
     def total(self) -> int:
         """The sum of every balance: zero, always."""
+
+    def close(self) -> None:
+        """Finish every write still queued, then let the store go."""
