@@ -217,13 +217,11 @@ def reconcile_tickets(store: StationStore, ledger: Ledger) -> list[str]:
     is voided; one whose value left ``tickets:outstanding`` is marked redeemed or voided as
     the ledger says. A ticket a reader held stays held: the station says whether it stacked
     it (credited then) or gave it back when it reconnects. The validation numbers changed."""
-    moved = {
-        key.removeprefix("redeem:"): t for key, t in ledger.history(TICKETS_OUTSTANDING)
-        if key.startswith("redeem:")
-    }  # fmt: skip
-    keys = {key for key, _ in ledger.history(TICKETS_OUTSTANDING)}
+    history = ledger.history(TICKETS_OUTSTANDING)
+    moved = {key.removeprefix("redeem:"): t for key, t in history if key.startswith("redeem:")}
+    keys = {key for key, _ in history}
     changed = []
-    for ticket in store.tickets("issued") + store.tickets("expired") + store.tickets("held"):
+    for ticket in [t for t in store.tickets() if t.status in ("issued", "held")]:
         v = ticket.validation
         if v in moved:
             kind = moved[v].kind

@@ -210,9 +210,7 @@ class Stations:
         not one); ``StationRefused(bad_token)`` for one that is not valid now."""
         try:
             claims = jwt.decode(token, self._token_key, algorithms=["HS256"], audience=STATION_AUDIENCE)  # fmt: skip  # noqa: E501
-        except jwt.InvalidAudienceError:
-            return None
-        except jwt.InvalidTokenError:
+        except jwt.InvalidTokenError:  # another audience (a player's token), or no token of ours
             return None
         station = self.stations.get(str(claims.get("sub")))
         if station is None:
@@ -239,15 +237,16 @@ class Stations:
 
     def status(self, station_id: str, ref: int | None = None) -> StationStatus:
         s = self.stations[station_id]
+        credits = self.credits(s.id)
         meters = None
         if s.attendant is not None:
             meters = dict(s.row.meters)
-            meters["credits"] = self.credits(s.id)
+            meters["credits"] = credits
         return StationStatus(
             station=s.id,
             seat=s.settings.seat,
             tables=list(s.settings.tables),
-            credits=self.credits(s.id),
+            credits=credits,
             enabled=s.why_not() is None,
             locks=[StationLock(**lock) for lock in s.locks],
             handpay=({k: s.handpay[k] for k in ("amount", "kind", "round")} if s.handpay else None),
@@ -530,7 +529,7 @@ class Stations:
     async def _reprint(self, s: _Station) -> None:
         """Ask the station again for the tickets it was asked to print and never said it
         printed (its link was down, the server restarted): the money is in them."""
-        for ticket in self.store.tickets("issued") + self.store.tickets("expired"):
+        for ticket in self.store.tickets():
             if ticket.station == s.id and ticket.status == "issued" and not ticket.printed:
                 self.hub.send(s.id, _print_command(ticket))
 
