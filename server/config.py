@@ -67,7 +67,7 @@ _TABLE_KEYS = {
 }
 _DEVICE_KEYS = {"id", "role", "key", "key_file", "serial", "baudrate", "protocol", "tables", "seat"}
 _STATION_KEYS = {"handpay_limit", "ticket_limit", "ticket_expiry_days", "bills"}
-_CLUSTER_KEYS = {"database_url", "redis_url", "node_id"}
+_CLUSTER_KEYS = {"database_url", "redis_url", "node_id", "lease_seconds"}
 _TLS_KEYS = ("tls_cert", "tls_key", "tls_client_ca")
 _LINK_KEYS = {"host", "port", "answer_seconds", "hold_seconds", "max_restarts", *_TLS_KEYS}
 _DEVICE_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
@@ -137,10 +137,13 @@ class DeviceLinkSettings:
 class ClusterSettings:
     """``[cluster]`` (docs/operations.md, "Running a cluster"): the shared PostgreSQL
     database (``database_url``) that holds the ledger and journal instead of the data
-    directory's SQLite files."""
+    directory's SQLite files; with ``redis_url`` too, several nodes share the tables out
+    (leases of ``lease_seconds``), each known as ``node_id``."""
 
     database_url: str | None = None
     node_id: str | None = None
+    redis_url: str | None = None
+    lease_seconds: float = 3.0
 
 
 @dataclass(frozen=True)
@@ -293,6 +296,19 @@ def _station_seat(where: str, role: str, raw: dict[str, Any]) -> tuple[tuple[str
     return tuple(tables), seat
 
 
+def redis_url_problem(url: str) -> str | None:
+    """What is wrong with a Redis URL's form (None: nothing)."""
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        return f"{url!r} is not a redis://[:PASSWORD@]HOST[:PORT][/DB] URL"
+    return None
+
+
+def node_id_problem(node_id: str) -> str | None:
+    if not _DEVICE_ID.match(node_id):
+        return f"{node_id!r} is not 1-64 letters, digits or '_.:-'"
+    return None
+
+
 def database_url_problem(url: str) -> str | None:
     """What is wrong with a PostgreSQL URL's form (None: nothing; reaching it is another
     matter, checked at start)."""
@@ -307,11 +323,22 @@ def _cluster(where: str, raw: Any) -> ClusterSettings:
     unknown = set(raw) - _CLUSTER_KEYS
     if unknown:
         raise ConfigError(f"{where}: [cluster]: unknown setting(s) {', '.join(sorted(unknown))}")  # fmt: skip  # noqa: E501
-    if "redis_url" in raw:
-        raise ConfigError(
-            f"{where}: [cluster] redis_url: several nodes sharing Redis are not built yet "
-            "(docs/operations.md, 'Running a cluster'): one node runs on database_url alone"
-        )
+    redis_url = raw.get("redis_url")
+    if redis_url is not None:
+        if not isinstance(redis_url, str):
+            raise ConfigError(f"{where}: [cluster] redis_url must be text")
+        problem = redis_url_problem(redis_url)
+        if problem is not None:
+            raise ConfigError(f"{where}: [cluster] redis_url: {problem}")
+    lease = _number(
+        f"{where}: [cluster]",
+        "lease_seconds",
+        raw.get("lease_seconds", 3.0),
+        minimum=1,
+        integer=False,
+    )
+    if lease > 60:
+        raise ConfigError(f"{where}: [cluster] lease_seconds must be at most 60, not {lease}")
     url = raw.get("database_url")
     if url is not None:
         if not isinstance(url, str):
@@ -322,7 +349,9 @@ def _cluster(where: str, raw: Any) -> ClusterSettings:
     node_id = raw.get("node_id")
     if node_id is not None and (not isinstance(node_id, str) or not _DEVICE_ID.match(node_id)):
         raise ConfigError(f"{where}: [cluster] node_id must be 1-64 letters, digits or '_.:-'")
-    return ClusterSettings(database_url=url, node_id=node_id)
+    return ClusterSettings(
+        database_url=url, node_id=node_id, redis_url=redis_url, lease_seconds=float(lease)
+    )
 
 
 def _station_rules(where: str, raw: Any) -> StationRules:

@@ -18,6 +18,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import queue
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ __all__ = [
     "connect",
     "migrate",
     "schema_version",
+    "shared_key",
 ]
 
 T = TypeVar("T")
@@ -95,6 +97,19 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         PRIMARY KEY (player_id, round_id)
     );
     """,
+    # 2: a cluster's table ownership (server.cluster.fencing) and the keys its nodes share
+    """
+    CREATE TABLE table_fences (
+        table_id TEXT PRIMARY KEY,
+        token BIGINT NOT NULL,
+        node_id TEXT NOT NULL,
+        since TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE TABLE cluster_keys (
+        name TEXT PRIMARY KEY,
+        key BYTEA NOT NULL
+    );
+    """,
 )
 _MIGRATION_LOCK: Final = 0x63726F75  # "crou": the advisory lock two starting nodes share
 
@@ -126,6 +141,19 @@ class DatabaseLock:
             with contextlib.suppress(psycopg.Error):
                 self._conn.close()
             self._conn = None
+
+
+def shared_key(url: str, name: str) -> bytes:
+    """The secret ``name`` every node of a cluster uses (the demo players' token key): made
+    by the first node that asks, read by the others. Never logged."""
+    with connect(url) as conn:
+        conn.execute(
+            "INSERT INTO cluster_keys(name, key) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+            (name, secrets.token_bytes(32)),
+        )
+        row = conn.execute("SELECT key FROM cluster_keys WHERE name = %s", (name,)).fetchone()
+    assert row is not None
+    return bytes(row[0])
 
 
 class SchemaTooNew(StorageError):

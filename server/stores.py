@@ -9,9 +9,49 @@ them, so a caller (the table runtime) handles every implementation alike.
 
 from __future__ import annotations
 
-__all__ = ["StorageError"]
+import copy
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["StorageError", "guarded"]
+
+T = TypeVar("T")
+S = TypeVar("S")
 
 
 class StorageError(Exception):
     """A write could not be made durable (the store failed: disk full, I/O error, the store
     closed, a constraint the write broke). Nothing of it was applied."""
+
+
+class _GuardedWriter:
+    """A store's writer whose every write first runs ``guard`` in the same transaction."""
+
+    def __init__(self, writer: Any, guard: Callable[[Any], None]) -> None:
+        self._writer, self._guard = writer, guard
+
+    def _wrap(self, apply: Callable[[Any], T]) -> Callable[[Any], T]:
+        def guarded(conn: Any) -> T:
+            self._guard(conn)  # raises, and the transaction applies nothing
+            return apply(conn)
+
+        return guarded
+
+    def call(self, apply: Callable[[Any], T]) -> T:
+        result: T = self._writer.call(self._wrap(apply))
+        return result
+
+    async def run(self, apply: Callable[[Any], T]) -> T:
+        result: T = await self._writer.run(self._wrap(apply))
+        return result
+
+
+def guarded(store: S, guard: Callable[[Any], None]) -> S:
+    """A view of ``store`` (a ledger or journal of ``server.wallet.books`` /
+    ``server.journal.books``) whose writes each run ``guard`` first, in the write's own
+    transaction: a cluster table's fencing check (``server.cluster.fencing``). The view
+    shares the store's connections and pending debits; only the store itself is closed."""
+    view = copy.copy(store)
+    view._writer = _GuardedWriter(store._writer, guard)  # type: ignore[attr-defined]
+    view.close = lambda: None  # type: ignore[attr-defined]
+    return view

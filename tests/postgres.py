@@ -19,7 +19,17 @@ from server.pg_storage import migrate
 ADMIN_URL = os.environ.get(
     "CROUPIER_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
-TABLES = ("transfers", "batches", "accounts", "records", "round_players", "table_state", "rounds")
+TABLES = (
+    "transfers",
+    "batches",
+    "accounts",
+    "records",
+    "round_players",
+    "table_state",
+    "rounds",
+    "table_fences",
+    "cluster_keys",
+)
 
 
 def _database_url(name: str) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from server import __version__
 from server.cli import (
     bot_command,
+    cluster_command,
     db_command,
     device_commands,
     par_sheet_command,
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     device_commands.register(commands)
     station_commands.register(commands)
     db_command.register(commands)
+    cluster_command.register(commands)
     return parser
 
 

@@ -9,7 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from server.config import ConfigError, database_url_problem, load_config
+from server.config import (
+    ConfigError,
+    database_url_problem,
+    load_config,
+    node_id_problem,
+    redis_url_problem,
+)
 from server.stores import StorageError
 
 
@@ -17,6 +23,19 @@ def default_data_dir() -> Path:
     """A per-user folder: ``$XDG_DATA_HOME/croupier`` or ``~/.local/share/croupier``."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "croupier"
+
+
+def _setting(
+    flag: str | None, flag_name: str, in_file: str | None, settings: Any, key: str
+) -> tuple[str | None, str]:
+    """A cluster setting and the name to blame it on: the flag, else the configuration
+    file's ``[cluster]`` entry, else the environment's ``CROUPIER_<KEY>``."""
+    if flag is not None:
+        return flag, flag_name
+    if in_file is not None:
+        return in_file, f"{settings.source}: [cluster] {key}"
+    env = "CROUPIER_" + key.upper()
+    return os.environ.get(env) or None, env
 
 
 def register(commands: Any) -> None:
@@ -42,6 +61,18 @@ def register(commands: Any) -> None:
         "(or [cluster] database_url, CROUPIER_DATABASE_URL); its schema is migrated at start",
     )
     parser.add_argument(
+        "--redis",
+        default=None,
+        help="run as one node of a cluster sharing this Redis (table leases, fan-out) and the "
+        "--database (or [cluster] redis_url, CROUPIER_REDIS_URL)",
+    )
+    parser.add_argument(
+        "--node-id",
+        default=None,
+        help="this node's name in the cluster (or [cluster] node_id, CROUPIER_NODE_ID; "
+        "default: host name and process id)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"]
     )
     parser.add_argument(
@@ -55,6 +86,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from server.cluster.node import RedisUnreachable
     from server.datadir import DataDirInUse
     from server.net.app import Service, configure_logging
 
@@ -78,26 +110,51 @@ def run(args: argparse.Namespace) -> int:
         print(f"croupier serve: {exc}", file=sys.stderr)
         return 2
     data_dir = args.data_dir or default_data_dir()
-    database = args.database
-    setting = "--database"
-    if database is None and settings.cluster.database_url is None:
-        database = os.environ.get("CROUPIER_DATABASE_URL") or None
-        setting = "CROUPIER_DATABASE_URL"
-    elif database is None:
-        setting = f"{settings.source}: [cluster] database_url"
-    if database is not None and database_url_problem(database) is not None:
-        print(f"croupier serve: {setting}: {database_url_problem(database)}", file=sys.stderr)
+    cluster = settings.cluster
+    database, db_setting = _setting(
+        args.database, "--database", cluster.database_url, settings, "database_url"
+    )
+    redis, redis_setting = _setting(args.redis, "--redis", cluster.redis_url, settings, "redis_url")
+    node_id, node_setting = _setting(
+        args.node_id, "--node-id", cluster.node_id, settings, "node_id"
+    )
+    for value, name, problem in (
+        (database, db_setting, database_url_problem),
+        (redis, redis_setting, redis_url_problem),
+        (node_id, node_setting, node_id_problem),
+    ):
+        if value is not None and problem(value) is not None:
+            print(f"croupier serve: {name}: {problem(value)}", file=sys.stderr)
+            return 2
+    if redis is not None and database is None:
+        print(
+            f"croupier serve: {redis_setting} needs a database too (--database, [cluster] "
+            "database_url or CROUPIER_DATABASE_URL): a cluster's ledger and journal are in "
+            "PostgreSQL",
+            file=sys.stderr,
+        )
         return 2
     try:
-        service = Service(settings, data_dir, host=args.host, port=args.port, database_url=database)
+        service = Service(
+            settings,
+            data_dir,
+            host=args.host,
+            port=args.port,
+            database_url=database,
+            redis_url=redis,
+            node_id=node_id,
+        )
     except ConfigError as exc:  # a game's own options, checked when its table is built
         print(f"croupier serve: {settings.source}: {exc}", file=sys.stderr)
         return 2
     except DataDirInUse as exc:
         print(f"croupier serve: {exc}", file=sys.stderr)
         return 1
+    except RedisUnreachable as exc:
+        print(f"croupier serve: {redis_setting}: {exc}", file=sys.stderr)
+        return 2
     except StorageError as exc:  # the database: unreachable, in use, a newer schema
-        print(f"croupier serve: {setting}: {exc}", file=sys.stderr)
+        print(f"croupier serve: {db_setting}: {exc}", file=sys.stderr)
         return 2
 
     async def connect_demo_devices(service: Any) -> None:

@@ -21,11 +21,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from redis.asyncio import Redis
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from server import __version__
+from server.cluster.metrics import cluster_metrics
+from server.cluster.node import ClusterNode, check_redis, default_node_id
 from server.config import ServerSettings
 from server.datadir import DataDirLock
 from server.journal.journal import Journal
@@ -34,10 +37,12 @@ from server.journal.sqlite_journal import SqliteJournal
 from server.net.connection import ConnectionLimits, serve_connection
 from server.net.fanout import fanout
 from server.net.metrics import Metrics
-from server.pg_storage import DatabaseLock, migrate
+from server.pg_storage import DatabaseLock, migrate, shared_key
 from server.stations.store import open_station_store
+from server.stores import StorageError
 from server.tables.casino import Casino
 from server.tables.clock import Clock, SystemClock
+from server.tables.runtime import TableRuntime
 from server.wallet.ledger import Ledger
 from server.wallet.pg_ledger import PgLedger
 from server.wallet.sqlite_ledger import SqliteLedger
@@ -129,6 +134,8 @@ class Service:
         limits: ConnectionLimits | None = None,
         client_dist: Path = CLIENT_DIST,
         database_url: str | None = None,
+        redis_url: str | None = None,
+        node_id: str | None = None,
     ) -> None:
         self.host, self.port = host, port
         # Before anything is read or written there: a second server on the same directory
@@ -136,10 +143,24 @@ class Service:
         self.lock = DataDirLock(data_dir)
         self.database_lock: DatabaseLock | None = None
         url = database_url or settings.cluster.database_url
+        self.redis_url = redis_url or settings.cluster.redis_url
+        self.node_id = node_id or settings.cluster.node_id or default_node_id()
+        self.cluster: ClusterNode | None = None
+        token_key = None
         try:
             self.ledger: Ledger
             self.journal: Journal
-            if url:  # the shared PostgreSQL store (docs/operations.md, "Running a cluster")
+            if self.redis_url:  # several nodes share the tables out (leases in Redis)
+                if not url:
+                    raise StorageError(
+                        "a cluster keeps its ledger and journal in PostgreSQL: "
+                        "give the database URL too"
+                    )
+                check_redis(self.redis_url)
+                migrate(url)
+                token_key = shared_key(url, "demo-token")  # a demo player may meet any node
+                self.ledger, self.journal = PgLedger(url), PgJournal(url)
+            elif url:  # the shared PostgreSQL store (docs/operations.md, "Running a cluster")
                 migrate(url)
                 self.database_lock = DatabaseLock(url)
                 self.ledger, self.journal = PgLedger(url), PgJournal(url)
@@ -153,8 +174,10 @@ class Service:
                 self.journal,
                 clock or SystemClock(),
                 secret_file=data_dir / "token-key",
+                token_key=token_key,
                 stations_store=self.stations_store,
                 ticket_key=ticket_key,
+                clustered=self.redis_url is not None,
             )
         except BaseException:
             if self.database_lock is not None:
@@ -205,7 +228,7 @@ class Service:
         if path == "/healthz":
             return _text(http.HTTPStatus.OK, "ok\n")
         if path == "/readyz":
-            if self.casino.ready:
+            if self.casino.ready and (self.cluster is None or self.cluster.ready):
                 return _text(http.HTTPStatus.OK, "ready\n")
             return _text(http.HTTPStatus.SERVICE_UNAVAILABLE, "not ready\n")
         if path == "/devices":
@@ -257,9 +280,12 @@ class Service:
         self.metrics.frames_fanout.value += sent
         return sent
 
+    def _on_table(self, table: TableRuntime) -> None:
+        table.fanout = self._fanout
+        table.round_finished = self.metrics.round_counter(table.game.game)
+
     async def start(self, *, stagger: bool = True) -> None:
-        for table in self.casino.tables.values():
-            table.fanout = self._fanout
+        self.casino.on_table = self._on_table
         if self.casino.devices.channels:  # devices connect before their tables deal
             await self.casino.devices.start()
         self.casino.start(stagger=stagger)
@@ -279,12 +305,30 @@ class Service:
         sockets = self.server.sockets
         if sockets:
             self.port = sockets[0].getsockname()[1]
+        if self.redis_url is not None:  # listening first: the node's record names its port
+            await self._join_cluster(self.redis_url)
         log.info(
             "serving",
             extra={"host": self.host, "port": self.port, "tables": list(self.casino.tables)},
         )
 
+    async def _join_cluster(self, redis_url: str) -> None:
+        url = self.ledger.url  # type: ignore[attr-defined]  # PgLedger's
+        settings = self.casino.settings.cluster
+        self.cluster = ClusterNode(
+            self.casino,
+            Redis.from_url(redis_url, socket_timeout=2, socket_connect_timeout=2),
+            url,
+            self.node_id,
+            lease_seconds=settings.lease_seconds,
+            address=f"{self.host}:{self.port}",
+        )
+        await self.cluster.start()
+        cluster_metrics(self.metrics, self.cluster)
+
     async def stop(self) -> None:
+        if self.cluster is not None:  # hand the tables over while still serving
+            await self.cluster.leave()
         if self.server is not None:
             self.server.close()
             await self.server.wait_closed()

@@ -95,14 +95,23 @@ class _Gauge:
         yield f"{self.name} {_number(self.read())}"
 
 
-_TYPES = {CounterFamily: "counter", Histogram: "histogram", _Gauge: "gauge"}
+class _ReadCounter(_Gauge):
+    """A count kept elsewhere (the cluster node's), read when ``/metrics`` is fetched."""
+
+
+_TYPES = {
+    CounterFamily: "counter",
+    Histogram: "histogram",
+    _Gauge: "gauge",
+    _ReadCounter: "counter",
+}
 
 
 class Registry:
     """Declared metrics, rendered in the Prometheus text format."""
 
     def __init__(self) -> None:
-        self._metrics: dict[str, CounterFamily | Histogram | _Gauge] = {}
+        self._metrics: dict[str, CounterFamily | Histogram | _Gauge] = {}  # _ReadCounter too
 
     def _declare(self, metric: _M) -> _M:
         if metric.name in self._metrics:
@@ -121,6 +130,12 @@ class Registry:
     def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
         """A value read when ``/metrics`` is fetched."""
         self._declare(_Gauge(name, help_text, read))
+
+    def counted(self, name: str, help_text: str, read: Callable[[], float]) -> None:
+        """A counter whose value is read when ``/metrics`` is fetched."""
+        if not name.endswith("_total"):
+            raise ValueError(f"a counter's name ends in _total: {name}")
+        self._declare(_ReadCounter(name, help_text, read))
 
     def inc(self, name: str, amount: int = 1, **labels: str) -> None:
         """Count on a declared counter, labels by name (for paths that are not hot)."""
@@ -245,16 +260,15 @@ class Metrics(Registry):
             family.labels(game, "true").value += 1
 
     def watch(self, casino: Casino) -> None:
-        """Count the casino's rounds (call after ``casino.start``, which recovers): every
-        configured game's series start at 0, so rates and alerts work from the first scrape."""
+        """Declare the casino's round counters (call after ``casino.start``, which recovers;
+        each table counts its own rounds, ``round_counter``): every configured game's
+        series start at 0, so rates and alerts work from the first scrape."""
         games = {table_id: game.game for table_id, game in casino.games.items()}
         for game in set(games.values()):
             self.bets_accepted.labels(game)
             for family in (self.rounds_settled, self.rounds_voided):
                 family.labels(game, "false")
                 family.labels(game, "true")
-        for table in casino.tables.values():
-            table.round_finished = self.round_counter(table.game.game)
         self.count_recovered(casino.recovered, games)
 
 

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import secrets
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -39,7 +40,7 @@ from server.stations.meters import station_player
 from server.stations.service import StationRefused, Stations
 from server.stations.store import StationStore
 from server.tables.clock import Clock
-from server.tables.games import GameTable, build_game
+from server.tables.games import GameTable, TableSettings, build_game
 from server.tables.recovery import Recovered, recover_open_rounds
 from server.tables.replay import replay_round
 from server.tables.runtime import TableRuntime
@@ -97,8 +98,10 @@ class Casino:
         clock: Clock,
         *,
         secret_file: Path | None = None,
+        token_key: bytes | None = None,
         stations_store: StationStore | None = None,
         ticket_key: bytes | None = None,
+        clustered: bool = False,
     ) -> None:
         self.settings = settings
         self.ledger = ledger
@@ -106,7 +109,9 @@ class Casino:
         self.clock = clock
         for account, negative in ((PLAY_MONEY_ISSUER, True), (HOUSE, True), (OPEN_WAGERS, False)):
             ledger.open_account(account, may_go_negative=negative)
-        self._demo_secret = self._load_secret(secret_file)
+        # A cluster's nodes share one key (kept in the database), so a demo player's token
+        # is good on any of them.
+        self._demo_secret = token_key or self._load_secret(secret_file)
         self.games: dict[str, GameTable] = {
             t.id: build_game(t, HmacDrbgSource(f"table:{t.id}")) for t in settings.tables
         }
@@ -139,24 +144,41 @@ class Casino:
             if t.devices
         }
         self.tables: dict[str, TableRuntime] = {}
-        for table in settings.tables:
-            last = journal.last_round(table.id)
-            first = int(last.rsplit(".", 1)[1]) + 1 if last else 1
-            self.tables[table.id] = TableRuntime(
-                table,
-                self.games[table.id],
-                ledger,
-                journal,
-                clock,
-                first_round=first,
-                epoch=next_epoch(journal, table.id),
-                devices=self.table_devices.get(table.id),
+        # A cluster node (docs/operations.md, "Running a cluster") runs only the tables whose
+        # lease it holds, each taken with ``take`` on its fenced stores; one process alone
+        # runs every table from the start.
+        self.clustered = clustered
+        if clustered and settings.devices:
+            raise ConfigError(
+                "devices and player stations connect to one node: a configuration with "
+                "[[devices]] runs on a single croupier serve, not in a cluster"
             )
+        for table in () if clustered else settings.tables:
+            self.tables[table.id] = self._runtime(table, ledger, journal)
+        # Each table runtime as it is made (the service sets its fan-out and round counter).
+        self.on_table: Callable[[TableRuntime], None] = lambda table: None
         self.stations = self._stations(stations_store, ticket_key)
         self.notices: dict[str, list[Notice]] = defaultdict(list)
         self._names: dict[str, str] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._running: dict[str, asyncio.Task[None]] = {}
         self.recovered: list[Recovered] = []
+
+    def _runtime(self, table: TableSettings, ledger: Ledger, journal: Journal) -> TableRuntime:
+        """The table's runtime, numbering its rounds after the journal's last and starting a
+        new epoch (a durable write)."""
+        last = journal.last_round(table.id)
+        first = int(last.rsplit(".", 1)[1]) + 1 if last else 1
+        return TableRuntime(
+            table,
+            self.games[table.id],
+            ledger,
+            journal,
+            self.clock,
+            first_round=first,
+            epoch=next_epoch(journal, table.id),
+            devices=self.table_devices.get(table.id),
+        )
 
     def _stations(self, store: StationStore | None, ticket_key: bytes | None) -> Stations | None:
         """The player stations of the electronic tables, if any is configured
@@ -207,6 +229,8 @@ class Casino:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def recover(self) -> list[Recovered]:
+        if self.clustered:  # each table's, when this node takes it
+            return []
         self.recovered = recover_open_rounds(self.journal, self.ledger, self.games, self._announce)
         return self.recovered
 
@@ -238,11 +262,67 @@ class Casino:
                 self.stations.round_ended(item.table_id, item.round_id, status)
         count = len(self.tables)
         for n, table in enumerate(self.tables.values()):
+            self.on_table(table)
             cycle = table.settings.betting_seconds + table.settings.pause_seconds
             offset = cycle * n / count if stagger and count > 1 else 0.0
-            self._tasks.append(
-                asyncio.create_task(table.run(start_after=offset), name=f"table:{table.id}")
+            self._run(table, offset)
+
+    def _run(self, table: TableRuntime, start_after: float) -> None:
+        task = asyncio.create_task(table.run(start_after=start_after), name=f"table:{table.id}")
+        self._tasks.append(task)
+        self._running[table.id] = task
+
+    # --- a cluster node's tables (server.cluster.node) -----------------------------------------
+
+    async def take(self, table_id: str, ledger: Ledger, journal: Journal) -> list[Recovered]:
+        """Run ``table_id`` here on ``ledger`` and ``journal`` (the node's fenced views of the
+        shared stores): first recover its rounds left open by the node that ran it before
+        — completed or voided exactly as after a crash — then play on from its next round
+        number in a new epoch. The blocking reads and writes run off the event loop."""
+        settings = next(t for t in self.settings.tables if t.id == table_id)
+
+        def prepare() -> tuple[list[Recovered], TableRuntime]:
+            game = build_game(settings, HmacDrbgSource(f"table:{table_id}"))
+            saved = journal.load_state(table_id, "meters")
+            if saved is not None:
+                game.restore_meters(saved)
+            recovered = recover_open_rounds(
+                journal, ledger, {table_id: game}, self._announce, tables={table_id}
             )
+            self.games[table_id] = game
+            return recovered, self._runtime(settings, ledger, journal)
+
+        recovered, table = await asyncio.to_thread(prepare)
+        self.recovered.extend(recovered)
+        self.tables[table_id] = table
+        self.on_table(table)
+        self._run(table, 0.0)
+        return recovered
+
+    async def drain(self, table_id: str) -> None:
+        """Hand the table over: its round in play finishes, no next one opens; returns when
+        its task has ended."""
+        table, task = self.tables.get(table_id), self._running.get(table_id)
+        if table is None or task is None:
+            return
+        table.drain()
+        await asyncio.gather(task, return_exceptions=True)
+        self._forget(table_id)
+
+    async def abandon(self, table_id: str) -> None:
+        """Stop running the table at once, writing nothing more (its lease was lost: another
+        node recovers its round)."""
+        task = self._running.get(table_id)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        self._forget(table_id)
+
+    def _forget(self, table_id: str) -> None:
+        task = self._running.pop(table_id, None)
+        if task in self._tasks:
+            self._tasks.remove(task)
+        self.tables.pop(table_id, None)
 
     async def stop(self) -> None:
         for table in self.tables.values():
@@ -252,6 +332,8 @@ class Casino:
 
     @property
     def ready(self) -> bool:
+        if self.clustered:  # a node with no table yet is ready for players all the same
+            return all(not t.done() for t in self._tasks)
         return bool(self._tasks) and all(not t.done() for t in self._tasks)
 
     # --- players -----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from server.games.round import Phase
@@ -84,9 +84,15 @@ def recover_open_rounds(
     ledger: Ledger,
     games: Mapping[str, GameTable],
     announce: Callable[[Recovered], None] | None = None,
+    *,
+    tables: Collection[str] | None = None,
 ) -> list[Recovered]:
+    """Complete or void every open round (of ``tables`` only, when given: a cluster node
+    recovers a table it takes, and no other's)."""
     done: list[Recovered] = []
     for table_id, round_id in journal.open_rounds():
+        if tables is not None and table_id not in tables:
+            continue
         records = journal.records(round_id)
         game = games.get(table_id)
         players: set[str] = {r.payload["player"] for r in records if r.kind == "bet"}

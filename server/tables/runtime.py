@@ -148,6 +148,10 @@ class TableRuntime:
         await self._inbox.put(_COMMANDS[kind](cid, player_id, **args))
         return await future
 
+    def drain(self) -> None:
+        """Finish the round in play and open no other (the table moves to another node)."""
+        self._inbox.put_nowait(cmd.Drain())
+
     def stop(self) -> None:
         self._inbox.put_nowait(cmd.Stop())
         if self.stores.devices is not None:  # a round waiting for a device is voided

@@ -2,7 +2,7 @@
 
 Every command that a player's connection sends carries ``cid``, the adapter's name for it:
 the core's ``Reply`` effect names the same ``cid``. Seat commands (``Join``, ``Leave``,
-``Drop``) and ``Stop`` take effect at once; play commands queue and are handled one at a
+``Drop``), ``Stop`` and ``Drain`` take effect at once; play commands queue and are handled one at a
 time, in order, while the table waits (a betting window, a decision, the pause).
 """
 
@@ -17,6 +17,7 @@ __all__ = [
     "Console",
     "Decide",
     "Done",
+    "Drain",
     "Drop",
     "Join",
     "Leave",
@@ -103,6 +104,13 @@ class Stop:
 
 
 @dataclass(frozen=True, slots=True)
+class Drain:
+    """Hand the table over: the round in play finishes as usual and no next round opens (a
+    cluster node giving the table to another node, docs/operations.md "Running a
+    cluster"). The table's life then ends with nothing left open."""
+
+
+@dataclass(frozen=True, slots=True)
 class Done:
     """The results of the ``Wait`` the core is blocked on, one per effect, in order: the
     effect's value, or a ``Failed``/``Refused`` (``server.tables.core.effects``)."""
@@ -120,4 +128,4 @@ class Console:
 
 
 PlayCommand = Place | Cancel | Repeat | Decide
-Command = Join | Leave | Drop | PlayCommand | Tick | Stop | Done | Console
+Command = Join | Leave | Drop | PlayCommand | Tick | Stop | Drain | Done | Console

@@ -162,6 +162,7 @@ class TableCore:
         self._round_bets: dict[str, list[Wager]] = {}
         self._decided = False
         self._stopping = False
+        self._draining = False  # no next round: the table is handed to another node
         self._queue: deque[cmd.PlayCommand] = deque()
         self._out: list[Any] = []
         self._life: Step | None = None
@@ -199,6 +200,8 @@ class TableCore:
             self._step(gen, command.results, cid)
         elif isinstance(command, cmd.Stop):
             self._stopping = True
+        elif isinstance(command, cmd.Drain):
+            self._draining = True
         elif isinstance(command, cmd.Console):
             self._console(command.staff)
         elif not isinstance(command, cmd.Tick):
@@ -367,9 +370,10 @@ class TableCore:
     # --- the table's life ---------------------------------------------------------------------
 
     def _table_life(self, start_after: float) -> Step:
+        drained = lambda: self._draining  # noqa: E731 -- the waits between rounds end early
         if start_after > 0:
-            yield _Park(self.now + start_after)
-        while not self._stopping and self.available:
+            yield _Park(self.now + start_after, drained)
+        while not self._stopping and not self._draining and self.available:
             try:
                 yield from self._play_round()
             except TableFailure as exc:
@@ -387,8 +391,8 @@ class TableCore:
                 log.exception("table %s: internal error", self.id)
                 self._log_closed("an internal error")
                 return
-            if not self._stopping:
-                yield _Park(self.now + self.settings.pause_seconds)
+            if not self._stopping and not self._draining:
+                yield _Park(self.now + self.settings.pause_seconds, drained)
 
     def _play_round(self) -> Step:
         yield from self._run_round()

@@ -1,0 +1,302 @@
+"""One node of a cluster: which tables it runs, and moving them when nodes come and go.
+
+Every ``tick`` (a sixth of the lease time) the node
+
+- renews its own record and the lease of every table it runs; a lease it finds taken or
+  gone is **lost**: the table stops at once, writing nothing more (its fence refuses any
+  write already under way), and whoever takes the lease recovers its round;
+- reads the live nodes and the leases, and gives each table its place by rendezvous
+  hashing (the node with the highest hash of table and node id): every node computes the
+  same placement from the same list, a node joining or leaving moves only its share;
+- **takes** each table placed on it that nobody holds (a table free for longer than the
+  lease, whatever its placement, is taken by whoever sees it first: a node that cannot
+  take its own tables never strands them); taking raises the fence in PostgreSQL, then
+  recovers the table's open round as crash recovery does and plays on;
+- **hands over** a table it holds that is placed on another live node: the round in play
+  finishes, no next round opens, the lease is released, and the other node takes it at its
+  next tick.
+
+When the owner dies its lease expires; the table's place moves to a live node, which takes
+it within a lease time and a tick. If Redis cannot be reached, no lease is renewed: once
+the lease time has passed since the last renewal the node stops its tables (another node
+may hold them by then), and takes its place again when Redis answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from server.cluster.fencing import Fence, StaleToken, raise_fence
+from server.cluster.leases import LeaseStore, Owner
+from server.pg_storage import PgWriter
+from server.stores import StorageError, guarded
+from server.tables.casino import Casino
+
+__all__ = [
+    "ClusterNode",
+    "ClusterStats",
+    "RedisUnreachable",
+    "check_redis",
+    "default_node_id",
+    "place",
+]
+
+log = logging.getLogger("croupier.cluster")
+
+
+def default_node_id() -> str:
+    """The host name and process id: unique among the nodes, readable in ``cluster status``."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def place(table_id: str, nodes: list[str]) -> str | None:
+    """The node a table belongs on (rendezvous hashing): the same answer on every node that
+    sees the same nodes; a node leaving moves only its own tables."""
+
+    def weight(node: str) -> bytes:
+        return hashlib.blake2b(f"{table_id}\0{node}".encode(), digest_size=8).digest()
+
+    return max(nodes, key=weight, default=None)
+
+
+@dataclass
+class ClusterStats:
+    """What ``/metrics`` shows of the node (``croupier_cluster_*``)."""
+
+    lease_renewals: int = 0
+    lease_renewal_failures: int = 0
+    leases_lost: int = 0
+    tables_taken: int = 0
+    tables_handed_over: int = 0
+    failover_seconds: list[float] = field(default_factory=list)
+
+
+class ClusterNode:
+    """The cluster side of one ``croupier serve``: its leases, its record, its tables."""
+
+    def __init__(
+        self,
+        casino: Casino,
+        redis: Redis,
+        database_url: str,
+        node_id: str,
+        *,
+        lease_seconds: float = 3.0,
+        address: str = "",
+        prefix: str = "croupier:",
+    ) -> None:
+        self.casino, self.redis, self.node_id = casino, redis, node_id
+        self.lease_seconds = lease_seconds
+        self.tick = lease_seconds / 6
+        self.leases = LeaseStore(redis, lease_ms=int(lease_seconds * 1000), prefix=prefix)
+        self.fences = PgWriter(database_url, "cluster")
+        self.address = address
+        self.owned: dict[str, Owner] = {}
+        self.stats = ClusterStats()
+        self.redis_ok = False
+        self._tables = [t.id for t in casino.settings.tables]
+        self._busy: dict[str, asyncio.Task[None]] = {}  # tables being taken or handed over
+        self._taken_at: dict[str, float] = {}
+        self._free_since: dict[str, float] = {}
+        self._renewed_at = 0.0
+        self._started = time.time()
+        self._task: asyncio.Task[None] | None = None
+        self._leaving = False
+        self.on_owned: Callable[[], None] = lambda: None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Join the cluster: the node's record first, then its share of the tables."""
+        await self.leases.heartbeat(self.node_id, self._record())
+        self.redis_ok = True
+        self._renewed_at = asyncio.get_running_loop().time()
+        self._task = asyncio.create_task(self._loop(), name=f"cluster:{self.node_id}")
+
+    async def leave(self) -> None:
+        """Hand every table over and leave (SIGTERM): the node's record goes first, so the
+        others place its tables on themselves; each table finishes its round in play."""
+        self._leaving = True
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await asyncio.gather(*self._busy.values(), return_exceptions=True)
+        try:
+            await self.leases.leave(self.node_id)
+        except RedisError:
+            log.warning("cluster: Redis unreachable while leaving; the record expires alone")
+        await asyncio.gather(*(self._hand_over(t) for t in list(self.owned)))
+        self.fences.close()
+        await self.redis.aclose()
+
+    @property
+    def ready(self) -> bool:
+        return self.redis_ok and self._task is not None and not self._task.done()
+
+    def _record(self) -> dict[str, Any]:
+        return {
+            "address": self.address,
+            "pid": os.getpid(),
+            "started": self._started,
+            "tables": sorted(self.owned),
+        }
+
+    # --- the tick --------------------------------------------------------------------------
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                await self._step(loop.time())
+                if not self.redis_ok:
+                    log.warning("cluster: Redis answers again")
+                self.redis_ok = True
+            except (RedisError, OSError) as exc:
+                if self.redis_ok:
+                    log.error("cluster: Redis unreachable (%s); leases not renewed", exc)
+                self.redis_ok = False
+                self.stats.lease_renewal_failures += 1
+                if self.owned and loop.time() - self._renewed_at > self.lease_seconds:
+                    log.error("cluster: leases expired without Redis; stopping every table")
+                    for table_id in list(self.owned):
+                        await self._lost(table_id, "its lease expired while Redis was away")
+            except Exception:
+                log.exception("cluster: tick failed")
+            await asyncio.sleep(self.tick)
+
+    async def _step(self, now: float) -> None:
+        await self.leases.heartbeat(self.node_id, self._record())
+        for table_id, owner in list(self.owned.items()):
+            if table_id in self._busy:
+                continue
+            table = self.casino.tables.get(table_id)
+            if table is not None and (not table.available or table.core.finished):
+                # The table closed itself (a write failed: the fence refused it, or the
+                # database is away): give the lease back so its round is recovered.
+                await self._release(table_id, owner, "the table closed")
+                continue
+            if await self.leases.renew(table_id, owner):
+                self.stats.lease_renewals += 1
+            else:
+                await self._lost(table_id, "another node holds its lease now")
+        self._renewed_at = now
+        nodes = sorted(await self.leases.nodes())
+        if self.node_id not in nodes:
+            nodes.append(self.node_id)
+        owners = await self.leases.owners()
+        for table_id in self._tables:
+            if table_id in self._busy:
+                continue
+            home = place(table_id, nodes)
+            if table_id in self.owned:
+                settled = now - self._taken_at.get(table_id, now) > 2 * self.lease_seconds
+                if home != self.node_id and settled:
+                    self._busy[table_id] = asyncio.create_task(self._hand_over(table_id))
+                continue
+            if table_id in owners:
+                self._free_since.pop(table_id, None)
+                continue
+            free_since = self._free_since.setdefault(table_id, now)
+            if home == self.node_id or now - free_since > self.lease_seconds:
+                self._busy[table_id] = asyncio.create_task(self._take(table_id))
+        self.on_owned()
+
+    # --- taking, handing over, losing ------------------------------------------------------
+
+    async def _take(self, table_id: str) -> None:
+        try:
+            token = await self.leases.acquire(table_id, self.node_id)
+            if token is None:
+                return
+            owner = Owner(self.node_id, token)
+            free_since = self._free_since.pop(table_id, None)
+            try:
+                await self.fences.run(lambda c: raise_fence(c, table_id, token, self.node_id))
+            except StaleToken as exc:  # Redis lost its counters: never go below the fence
+                log.warning("cluster: %s; the counter is raised and the lease given back", exc)
+                await self.leases.raise_counter(table_id, exc.fence)
+                await self.leases.release(table_id, owner)
+                return
+            except StorageError as exc:
+                log.error("cluster: cannot raise the fence of table %s: %s", table_id, exc)
+                await self.leases.release(table_id, owner)
+                return
+            self.owned[table_id] = owner
+            self._taken_at[table_id] = asyncio.get_running_loop().time()
+            fence = Fence(table_id, token, self.node_id)
+            ledger, journal = self.casino.ledger, self.casino.journal
+            try:
+                recovered = await self.casino.take(
+                    table_id, guarded(ledger, fence), guarded(journal, fence)
+                )
+            except Exception:
+                log.exception("cluster: table %s could not be taken; lease given back", table_id)
+                self.owned.pop(table_id, None)
+                await self.leases.release(table_id, owner)
+                return
+            self.stats.tables_taken += 1
+            if free_since is not None:
+                self.stats.failover_seconds.append(asyncio.get_running_loop().time() - free_since)
+            log.warning(
+                "cluster: took table %s (token %d)",
+                table_id,
+                token,
+                extra={"table": table_id, "token": token, "recovered": len(recovered)},
+            )
+        except (RedisError, OSError) as exc:
+            log.error("cluster: taking table %s failed: %s", table_id, exc)
+        finally:
+            self._busy.pop(table_id, None)
+
+    async def _hand_over(self, table_id: str) -> None:
+        """Finish the round in play, then give the lease back."""
+        try:
+            await self.casino.drain(table_id)
+            owner = self.owned.get(table_id)
+            if owner is not None:
+                await self._release(table_id, owner, "handed over")
+                self.stats.tables_handed_over += 1
+        except (RedisError, OSError) as exc:
+            log.error("cluster: handing table %s over failed: %s", table_id, exc)
+        finally:
+            self._busy.pop(table_id, None)
+
+    async def _release(self, table_id: str, owner: Owner, why: str) -> None:
+        await self.casino.abandon(table_id)
+        self.owned.pop(table_id, None)
+        self._taken_at.pop(table_id, None)
+        log.warning("cluster: gave table %s back (%s)", table_id, why)
+        await self.leases.release(table_id, owner)
+
+    async def _lost(self, table_id: str, why: str) -> None:
+        self.stats.leases_lost += 1
+        self.owned.pop(table_id, None)
+        self._taken_at.pop(table_id, None)
+        log.error("cluster: lost table %s: %s; stopped it, writing nothing more", table_id, why)
+        await self.casino.abandon(table_id)
+
+
+class RedisUnreachable(StorageError):
+    """Redis did not answer at start."""
+
+
+def check_redis(url: str) -> None:
+    """Reach Redis at ``url`` once, at start: ``RedisUnreachable`` saying why it cannot be."""
+    from redis import Redis as SyncRedis
+
+    try:
+        with SyncRedis.from_url(url, socket_timeout=5, socket_connect_timeout=5) as client:
+            client.ping()
+    except (RedisError, OSError, ValueError) as exc:
+        raise RedisUnreachable(f"cannot reach Redis: {exc}") from None

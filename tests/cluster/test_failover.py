@@ -1,0 +1,192 @@
+"""Cluster nodes in one process, on a real Redis and PostgreSQL (docs/operations.md,
+"Running a cluster"): tables shared out by placement, handed over when a node joins or
+leaves, taken over with their round recovered when a node dies, and a node that lost a
+table's lease refused on its next write (fencing token)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from server.cluster.node import place
+from server.config import parse_config
+from server.journal.journal import RoundStatus
+from server.journal.pg_journal import PgJournal
+from server.net.app import Service
+from server.pg_storage import connect
+from server.wallet.ledger import OPEN_WAGERS
+from server.wallet.pg_ledger import PgLedger
+from tests.redis_server import RedisServer
+
+TABLES = "".join(
+    f"""
+[[tables]]
+id = "{table}"
+name = "{table}"
+game = "{game}"
+betting_seconds = 0.4
+pause_seconds = 0.1
+"""
+    for table, game in [
+        ("bac-1", "baccarat"),
+        ("bac-2", "baccarat"),
+        ("rou-1", "roulette"),
+        ("war-1", "casino_war"),
+        ("six-1", "big_six"),
+    ]
+)
+CONFIG = "[cluster]\nlease_seconds = 1.0\n" + TABLES
+
+
+async def until(check: Callable[[], bool], timeout: float = 15.0) -> float:
+    """Seconds until ``check()`` holds (fails the test after ``timeout``)."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > timeout:
+            raise AssertionError("timed out waiting")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - start
+
+
+class Seat:
+    """A player's seat without a connection (the frames sent to it are counted)."""
+
+    def __init__(self, player_id: str) -> None:
+        self.player_id = player_id
+        self.frames = 0
+
+    def deliver(self, frame: bytes) -> None:
+        self.frames += 1
+
+    def write_wire(self, wire: bytes) -> bool:
+        self.frames += 1
+        return True
+
+
+def node(tmp_path: Path, name: str, redis: RedisServer, database: str) -> Service:
+    settings = parse_config(CONFIG, str(tmp_path / "croupier.toml"))
+    return Service(
+        settings,
+        tmp_path / name,
+        port=0,
+        database_url=database,
+        redis_url=redis.url,
+        node_id=name,
+    )
+
+
+def check_books(database: str) -> None:
+    """The ledger reconciles to the cent, every round finished but those in play."""
+    ledger, journal = PgLedger(database), PgJournal(database)
+    try:
+        assert ledger.reconcile() == {} and ledger.total() == 0
+        open_rounds = journal.open_rounds()
+        assert len({t for t, _ in open_rounds}) == len(open_rounds)  # one per table at most
+        if not open_rounds:
+            assert ledger.balance(OPEN_WAGERS) == 0
+    finally:
+        ledger.close()
+        journal.close()
+
+
+def test_tables_are_shared_out_handed_over_and_taken_over(
+    tmp_path: Path, redis_server: RedisServer, postgres_url: str
+) -> None:
+    async def go() -> list[float]:
+        a = node(tmp_path, "node-a", redis_server, postgres_url)
+        await a.start()
+        b = None
+        try:
+            assert a.cluster is not None
+            await until(lambda: len(a.cluster.owned) == 5)  # alone: every table
+            b = node(tmp_path, "node-b", redis_server, postgres_url)
+            await b.start()
+            assert b.cluster is not None
+            # b joined: the tables placed on b are handed over, each after its round
+            mine = {t for t in a.cluster.owned if place(t, ["node-a", "node-b"]) == "node-b"}
+            assert mine, "placement gives node-b some of the five tables"
+            await until(lambda: set(b.cluster.owned) == mine)
+            assert set(a.cluster.owned) == {f"{t}" for t in a.cluster.owned} - mine
+            assert a.cluster.stats.tables_handed_over == len(mine)
+            for table_id in mine:  # handed over between rounds: nothing to recover
+                assert table_id not in {r.table_id for r in b.casino.recovered}
+            # a dies without a word: its renewals stop, its tables stop writing
+            assert a.cluster._task is not None
+            a.cluster._task.cancel()
+            for table_id in list(a.cluster.owned):
+                await a.casino.abandon(table_id)
+            dead = set(a.cluster.owned)
+            took = await until(lambda: set(b.cluster.owned) == mine | dead, timeout=10)
+            assert took <= 5.0  # the lease (1 s) and a tick, plus recovery
+            recovered = {r.table_id for r in b.casino.recovered}
+            assert recovered <= dead
+            with connect(postgres_url) as conn:
+                fences = dict(conn.execute("SELECT table_id, node_id FROM table_fences"))
+            assert fences == {t: "node-b" for t in mine | dead}
+            return b.cluster.stats.failover_seconds
+        finally:
+            if b is not None:
+                await b.stop()
+            a.cluster._task = None  # type: ignore[union-attr]
+            await a.stop()
+
+    failovers = asyncio.run(go())
+    assert failovers and max(failovers) <= 5.0
+    check_books(postgres_url)
+
+
+def test_a_node_that_lost_its_lease_cannot_write_for_the_table(
+    tmp_path: Path, redis_server: RedisServer, postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """58 Pa. Code-independent safety: a paused or partitioned owner whose lease another node
+    took is refused by the fence on its next write, and says so; the player's stake stays."""
+
+    async def go() -> None:
+        a = node(tmp_path, "node-a", redis_server, postgres_url)
+        await a.start()
+        b = None
+        try:
+            assert a.cluster is not None and a.cluster._task is not None
+            await until(lambda: len(a.casino.tables) == 5)
+            player = a.casino.login("Alice", None)
+            before = a.casino.balance(player.player_id)
+            table = a.casino.tables["rou-1"]
+            table.add_viewer(Seat(player.player_id), "player")
+            # a "pauses": its leases are no longer renewed, its tables play on
+            a.cluster._task.cancel()
+            b = node(tmp_path, "node-b", redis_server, postgres_url)
+            await b.start()
+            assert b.cluster is not None
+            await until(lambda: len(b.cluster.owned) == 5, timeout=10)
+            await until(lambda: table.phase == "betting" or not table.available)
+            reply = await table.submit(
+                "place", player.player_id, round_id=table.round_id, bet_id="b1",
+                spot="red", amount=500,
+            )  # fmt: skip
+            # refused by the fence (or by the table the fence already closed)
+            assert reply.error is not None
+            assert reply.error[0] in ("storage_failed", "table_unavailable")
+            await until(lambda: not table.available)
+            assert a.casino.balance(player.player_id) == before  # nothing was debited
+        finally:
+            if b is not None:
+                await b.stop()
+            if a.cluster is not None:
+                a.cluster._task = None
+            await a.stop()
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(go())
+    assert "fencing token refused: node node-a no longer owns table" in caplog.text
+    check_books(postgres_url)
+    journal = PgJournal(postgres_url)
+    try:
+        for _, round_id in journal.open_rounds():
+            assert journal.status(round_id) is RoundStatus.OPEN
+    finally:
+        journal.close()
