@@ -41,6 +41,41 @@ def cluster_metrics(metrics: Metrics, node: ClusterNode) -> None:
         lambda: s.tables_taken,
     )
     metrics.counted(
+        "croupier_cluster_events_published_total",
+        "Table events this node published to the other nodes (batched per event-loop turn)",
+        lambda: node.bus.published,
+    )
+    metrics.counted(
+        "croupier_cluster_events_received_total",
+        "Table events this node received from the other nodes' tables",
+        lambda: node.bus.received,
+    )
+    metrics.counted(
+        "croupier_cluster_publish_failures_total",
+        "Batches of table events Redis did not take (other nodes' viewers missed them)",
+        lambda: node.bus.publish_failures,
+    )
+    metrics.gauge(
+        "croupier_cluster_publish_lag_seconds",
+        "From an event's framing to Redis having it, for the last batch published",
+        lambda: node.bus.lag,
+    )
+    metrics.counted(
+        "croupier_cluster_commands_total",
+        "Players' commands this node sent to the node running their table",
+        lambda: node.rpc.calls,
+    )
+    metrics.counted(
+        "croupier_cluster_command_seconds_total",
+        "Time those commands took to be answered, summed (divide by commands_total)",
+        lambda: node.rpc.latency_total,
+    )
+    metrics.counted(
+        "croupier_cluster_commands_served_total",
+        "Commands from other nodes' players that this node ran for its tables",
+        lambda: node.rpc.served,
+    )
+    metrics.counted(
         "croupier_cluster_tables_handed_over_total",
         "Tables this node handed to another after finishing the round in play",
         lambda: s.tables_handed_over,

@@ -25,6 +25,7 @@ may hold them by then), and takes its place again when Redis answers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -32,16 +33,27 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
+import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from server.cluster.bus import Event, EventBus
 from server.cluster.fencing import Fence, StaleToken, raise_fence
 from server.cluster.leases import LeaseStore, Owner
+from server.cluster.rpc import NotOwner, Rpc, RpcTimeout
+from server.cluster.tables import ClusterTable
+from server.games.errors import IllegalAction
 from server.pg_storage import PgWriter
+from server.protocol.messages import TableSummary
 from server.stores import StorageError, guarded
 from server.tables.casino import Casino
+from server.tables.core import commands as cmd
+from server.tables.core.table import TABLE_UNAVAILABLE
+from server.tables.runtime import TableRuntime
+from server.tables.viewers import Fanout
 
 __all__ = [
     "ClusterNode",
@@ -95,8 +107,10 @@ class ClusterNode:
         lease_seconds: float = 3.0,
         address: str = "",
         prefix: str = "croupier:",
+        fanout: Fanout | None = None,
     ) -> None:
         self.casino, self.redis, self.node_id = casino, redis, node_id
+        self.prefix = prefix
         self.lease_seconds = lease_seconds
         self.tick = lease_seconds / 6
         self.leases = LeaseStore(redis, lease_ms=int(lease_seconds * 1000), prefix=prefix)
@@ -114,12 +128,24 @@ class ClusterNode:
         self._task: asyncio.Task[None] | None = None
         self._leaving = False
         self.on_owned: Callable[[], None] = lambda: None
+        # Every table as this node's players see it, wherever it runs; the events of the
+        # tables run elsewhere, and the commands for them (docs/operations.md).
+        self.doors = {t: ClusterTable(self, t, fanout or _deliver_each) for t in self._tables}
+        self.bus = EventBus(redis, node_id, self._from_bus, prefix=prefix)
+        self.rpc = Rpc(redis, node_id, self._serve, prefix=prefix)
+        self.owners: dict[str, Owner] = {}  # as last read from Redis
+        self._lobby: dict[str, bytes] = {}  # each table's lobby line, msgpack
+        self._reseating: set[asyncio.Task[None]] = set()
+        casino.doors = dict(self.doors)
+        casino.cluster_lobby = self.lobby
 
     # --- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Join the cluster: the node's record first, then its share of the tables."""
         await self.leases.heartbeat(self.node_id, self._record())
+        await self.bus.start()
+        await self.rpc.start()
         self.redis_ok = True
         self._renewed_at = asyncio.get_running_loop().time()
         self._task = asyncio.create_task(self._loop(), name=f"cluster:{self.node_id}")
@@ -137,6 +163,8 @@ class ClusterNode:
         except RedisError:
             log.warning("cluster: Redis unreachable while leaving; the record expires alone")
         await asyncio.gather(*(self._hand_over(t) for t in list(self.owned)))
+        await self.bus.stop()
+        await self.rpc.stop()
         self.fences.close()
         await self.redis.aclose()
 
@@ -195,6 +223,8 @@ class ClusterNode:
         if self.node_id not in nodes:
             nodes.append(self.node_id)
         owners = await self.leases.owners()
+        self._moved(owners)
+        await self._share_lobby(now)
         for table_id in self._tables:
             if table_id in self._busy:
                 continue
@@ -211,6 +241,133 @@ class ClusterNode:
             if home == self.node_id or now - free_since > self.lease_seconds:
                 self._busy[table_id] = asyncio.create_task(self._take(table_id))
         self.on_owned()
+
+    # --- the tables' doors, events and commands ---------------------------------------------
+
+    def _prepare(self, table: TableRuntime) -> None:
+        """A table this node takes delivers to the node's viewers of it and publishes its
+        events to the other nodes'."""
+        table.viewers = self.doors[table.id].viewers
+        table.published = partial(self.bus.publish, table.id)
+
+    def _from_bus(self, batch: list[Event]) -> None:
+        for table_id, seq, audience, frame in batch:
+            door = self.doors.get(table_id)
+            if door is not None and door.viewers and door.runtime() is None:
+                door.deliver(seq, audience, frame)
+
+    async def _serve(self, op: str, table_id: str, args: dict[str, Any]) -> Any:
+        """A command from another node's player, for a table this node runs."""
+        table = self.casino.tables.get(table_id)
+        if table is None or table.core.finished:
+            raise NotOwner(f"node {self.node_id} does not run table {table_id}")
+        player, now = args["player"], table.clock.now()
+        try:
+            if op == "enter":
+                table.core.handle(cmd.Join(player, args["role"]), now)
+                return {"data": table.core.snapshot(player, now)}
+            if op == "leave":
+                table.core.handle(cmd.Leave(player, args["role"]), now)
+            elif op == "drop":
+                table.core.handle(cmd.Drop(player, args["role"]), now)
+            elif op == "submit":
+                reply = await table.submit(args["kind"], player, **args["args"])
+                return {"data": [reply.error, reply.data]}
+        except IllegalAction as exc:
+            return {"error": [exc.code, exc.message, exc.value]}
+        return {"data": None}
+
+    async def ask(self, table_id: str, op: str, args: dict[str, Any]) -> Any:
+        """Run a player's command at the node that runs the table: its answer, or
+        ``IllegalAction`` (the table's refusal, or ``table_unavailable`` while the table
+        has no node or is moving to another)."""
+        for _ in range(3):
+            owner = self.owners.get(table_id)
+            if owner is None or owner.node_id == self.node_id:  # being taken: not yet ours
+                await asyncio.sleep(self.tick)
+                await self._refresh_owner(table_id)
+                continue
+            try:
+                answer = await self.rpc.call(
+                    owner.node_id, op, table_id, args, timeout=max(2.0, self.lease_seconds)
+                )
+            except NotOwner:
+                await self._refresh_owner(table_id)
+                continue
+            except RpcTimeout:
+                break
+            if "error" in answer:
+                raise IllegalAction(*answer["error"])
+            return answer["data"]
+        raise IllegalAction(
+            TABLE_UNAVAILABLE, "the table is moving to another node; try again", table_id
+        )
+
+    async def _refresh_owner(self, table_id: str) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            owner = (await self.leases.owners()).get(table_id)
+            if owner is None:
+                self.owners.pop(table_id, None)
+            else:
+                self.owners[table_id] = owner
+
+    def _moved(self, owners: dict[str, Owner]) -> None:
+        """Seat this node's players again at each table that changed hands."""
+        for table_id, owner in owners.items():
+            before = self.owners.get(table_id)
+            door = self.doors.get(table_id)
+            if before != owner and owner.node_id != self.node_id and door and door.viewers:
+                task = asyncio.create_task(door.reseat())
+                self._reseating.add(task)
+                task.add_done_callback(self._reseating.discard)
+        self.owners = owners
+
+    async def _share_lobby(self, now: float) -> None:
+        """Put this node's tables' lobby lines in Redis and read the others'."""
+        key = f"{self.prefix}lobby"
+        mine = {
+            table_id: _encode(self.casino.summary(table))
+            for table_id, table in self.casino.tables.items()
+            if table_id in self.owned
+        }
+        pipe = self.redis.pipeline(transaction=False)
+        if mine:
+            pipe.hset(key, mapping=mine)  # type: ignore[arg-type]
+        pipe.hgetall(key)
+        *_, lines = await pipe.execute()
+        lines = cast(dict[bytes, bytes], lines)
+        self._lobby = {(k.decode() if isinstance(k, bytes) else k): v for k, v in lines.items()}
+
+    def lobby(self) -> list[TableSummary]:
+        """Every table's lobby line: this node's own now, the others' as their owners last
+        shared them; a table no node runs shows as closed."""
+        lines = []
+        for settings in self.casino.settings.tables:
+            table = self.casino.tables.get(settings.id)
+            if table is not None and settings.id in self.owned:
+                lines.append(self.casino.summary(table))
+            elif settings.id in self.owners and settings.id in self._lobby:
+                lines.append(_summary(self._lobby[settings.id]))
+            else:
+                game = self.casino.games[settings.id]
+                lines.append(
+                    TableSummary(
+                        table=settings.id,
+                        name=settings.name,
+                        game=game.game,
+                        variant=game.variant,
+                        minimum=settings.minimum,
+                        maximum=settings.maximum,
+                        seats=settings.seats,
+                        seated=0,
+                        phase="closed",
+                        closes_in_ms=None,
+                        last_results=[],
+                        automated=game.automated,
+                        boxed=game.boxed,
+                    )
+                )
+        return lines
 
     # --- taking, handing over, losing ------------------------------------------------------
 
@@ -238,8 +395,10 @@ class ClusterNode:
             ledger, journal = self.casino.ledger, self.casino.journal
             try:
                 recovered = await self.casino.take(
-                    table_id, guarded(ledger, fence), guarded(journal, fence)
+                    table_id, guarded(ledger, fence), guarded(journal, fence), self._prepare
                 )
+                self.owners[table_id] = owner
+                await self.doors[table_id].reseat()
             except Exception:
                 log.exception("cluster: table %s could not be taken; lease given back", table_id)
                 self.owned.pop(table_id, None)
@@ -300,3 +459,15 @@ def check_redis(url: str) -> None:
             client.ping()
     except (RedisError, OSError, ValueError) as exc:
         raise RedisUnreachable(f"cannot reach Redis: {exc}") from None
+
+
+def _deliver_each(viewers: Any, frame: bytes) -> int:
+    count = 0
+    for viewer in viewers:
+        viewer.deliver(frame)
+        count += 1
+    return count
+
+
+_summary = msgspec.msgpack.Decoder(TableSummary).decode
+_encode = msgspec.msgpack.Encoder().encode

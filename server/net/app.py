@@ -322,6 +322,7 @@ class Service:
             self.node_id,
             lease_seconds=settings.lease_seconds,
             address=f"{self.host}:{self.port}",
+            fanout=self._fanout,
         )
         await self.cluster.start()
         cluster_metrics(self.metrics, self.cluster)

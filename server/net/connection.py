@@ -10,6 +10,7 @@ it is disconnected with 4009 and may resume from its last sequence number.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from dataclasses import dataclass
@@ -54,7 +55,8 @@ from server.protocol.messages import (
 )
 from server.stations.service import StationRefused, Stations
 from server.tables.casino import AuthError, Casino, Player
-from server.tables.runtime import Reply, TableRuntime
+from server.tables.door import TableDoor
+from server.tables.runtime import Reply
 
 __all__ = ["ConnectionLimits", "serve_connection"]
 
@@ -175,7 +177,7 @@ class _Session:
             case ListTables():
                 self.send(Lobby(tables=self.casino.lobby(), ref=message.ref))
             case Join() | Resume():
-                self._join(message)
+                await self._join(message)
             case Leave():
                 self._leave(message.table)
                 self.send(Left(table=message.table, ref=message.ref))
@@ -259,13 +261,13 @@ class _Session:
             self.unwatch = self.casino.stations.watch(player.station, self.send)
         return None
 
-    def _table(self, table_id: str, ref: int | None) -> TableRuntime | None:
-        table = self.casino.tables.get(table_id)
+    def _table(self, table_id: str, ref: int | None) -> TableDoor | None:
+        table = self.casino.door(table_id)
         if table is None:
             self.error("unknown_table", "no such table", table_id, ref)
         return table
 
-    def _join(self, message: Join | Resume) -> None:
+    async def _join(self, message: Join | Resume) -> None:
         table = self._table(message.table, message.ref)
         if table is None:
             return
@@ -279,31 +281,31 @@ class _Session:
         if old is not None:
             table.remove_viewer(old)
         viewer = _Viewer(self)
+        last_seq = message.last_seq if isinstance(message, Resume) else None
         try:  # the table's seat rules: table_full when every seat is taken
-            table.add_viewer(viewer, message.role)
+            snapshot, resumed = await table.enter(viewer, message.role, last_seq)
         except IllegalAction as exc:
             if old is not None:  # still watching as before
-                table.add_viewer(old, "spectator")
-                self.viewers[table.id] = old
+                with contextlib.suppress(IllegalAction):
+                    await table.enter(old, "spectator")
+                    self.viewers[table.id] = old
             return self.error(exc.code, exc.message, exc.value, message.ref)
-        resumed = False
-        if isinstance(message, Resume):
-            resumed = table.replay_since(viewer, message.last_seq)
         self.viewers[table.id] = viewer
         self.send(
             Joined(
                 table=table.id,
                 role=message.role,
-                snapshot=table.snapshot(player_id),
+                snapshot=snapshot,
                 resumed=resumed,
                 ref=message.ref,
             )
         )
+        table.entered(viewer)  # what came for it meanwhile (a cluster's remote table) follows
         return None
 
     def _leave(self, table_id: str) -> None:
         viewer = self.viewers.pop(table_id, None)
-        table = self.casino.tables.get(table_id)
+        table = self.casino.door(table_id)
         if viewer is not None and table is not None:
             table.remove_viewer(viewer)
 
@@ -312,7 +314,7 @@ class _Session:
         if self.unwatch is not None:
             self.unwatch()
         for table_id, viewer in list(self.viewers.items()):
-            table = self.casino.tables.get(table_id)
+            table = self.casino.door(table_id)
             if table is not None:
                 table.drop_viewer(viewer)
         self.viewers.clear()
@@ -336,7 +338,7 @@ class _Session:
         if reply is None:
             self.metrics.bet_refused(self.last_error)
         else:
-            self.metrics.bet_accepted(self.casino.tables[m.table].game.game)
+            self.metrics.bet_accepted(self.casino.games[m.table].game)
             d = reply.data
             self.send(
                 BetAccepted(
@@ -369,7 +371,7 @@ class _Session:
             m.table, m.ref, "repeat", round_id=m.round, prefix=m.bet_id_prefix
         )
         if reply is not None:
-            game = self.casino.tables[m.table].game.game
+            game = self.casino.games[m.table].game
             self.metrics.bet_accepted(game, len(reply.data["bets"]))
             for d in reply.data["bets"]:
                 self.send(

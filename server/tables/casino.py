@@ -40,6 +40,7 @@ from server.stations.meters import station_player
 from server.stations.service import StationRefused, Stations
 from server.stations.store import StationStore
 from server.tables.clock import Clock
+from server.tables.door import TableDoor
 from server.tables.games import GameTable, TableSettings, build_game
 from server.tables.recovery import Recovered, recover_open_rounds
 from server.tables.replay import replay_round
@@ -112,6 +113,7 @@ class Casino:
         # A cluster's nodes share one key (kept in the database), so a demo player's token
         # is good on any of them.
         self._demo_secret = token_key or self._load_secret(secret_file)
+        self.table_settings = {t.id: t for t in settings.tables}
         self.games: dict[str, GameTable] = {
             t.id: build_game(t, HmacDrbgSource(f"table:{t.id}")) for t in settings.tables
         }
@@ -157,6 +159,10 @@ class Casino:
             self.tables[table.id] = self._runtime(table, ledger, journal)
         # Each table runtime as it is made (the service sets its fan-out and round counter).
         self.on_table: Callable[[TableRuntime], None] = lambda table: None
+        # A cluster node's doors to every table, wherever it runs (server.cluster.tables),
+        # and the lobby as the node sees it.
+        self.doors: dict[str, TableDoor] = {}
+        self.cluster_lobby: Callable[[], list[TableSummary]] | None = None
         self.stations = self._stations(stations_store, ticket_key)
         self.notices: dict[str, list[Notice]] = defaultdict(list)
         self._names: dict[str, str] = {}
@@ -274,14 +280,21 @@ class Casino:
 
     # --- a cluster node's tables (server.cluster.node) -----------------------------------------
 
-    async def take(self, table_id: str, ledger: Ledger, journal: Journal) -> list[Recovered]:
+    async def take(
+        self,
+        table_id: str,
+        ledger: Ledger,
+        journal: Journal,
+        prepare: Callable[[TableRuntime], None] = lambda table: None,
+    ) -> list[Recovered]:
         """Run ``table_id`` here on ``ledger`` and ``journal`` (the node's fenced views of the
         shared stores): first recover its rounds left open by the node that ran it before
         — completed or voided exactly as after a crash — then play on from its next round
-        number in a new epoch. The blocking reads and writes run off the event loop."""
-        settings = next(t for t in self.settings.tables if t.id == table_id)
+        number in a new epoch. The blocking reads and writes run off the event loop.
+        ``prepare`` sees the runtime before its first step."""
+        settings = self.table_settings[table_id]
 
-        def prepare() -> tuple[list[Recovered], TableRuntime]:
+        def recover() -> tuple[list[Recovered], TableRuntime]:
             game = build_game(settings, HmacDrbgSource(f"table:{table_id}"))
             saved = journal.load_state(table_id, "meters")
             if saved is not None:
@@ -292,10 +305,11 @@ class Casino:
             self.games[table_id] = game
             return recovered, self._runtime(settings, ledger, journal)
 
-        recovered, table = await asyncio.to_thread(prepare)
+        recovered, table = await asyncio.to_thread(recover)
         self.recovered.extend(recovered)
         self.tables[table_id] = table
         self.on_table(table)
+        prepare(table)  # the node's viewers of the table, and its publishing to the others
         self._run(table, 0.0)
         return recovered
 
@@ -411,46 +425,54 @@ class Casino:
 
     # --- what players ask for ----------------------------------------------------------------
 
-    def lobby(self) -> list[TableSummary]:
-        summaries = []
-        for table in self.tables.values():
-            s = table.settings
-            summaries.append(
-                TableSummary(
-                    table=s.id,
-                    name=s.name,
-                    game=table.game.game,
-                    variant=table.game.variant,
-                    minimum=s.minimum,
-                    maximum=s.maximum,
-                    seats=s.seats,
-                    seated=len(table.seated),
-                    phase=table.phase,
-                    closes_in_ms=table.closes_in_ms,
-                    last_results=list(table.last_results)[-10:],
-                    automated=table.game.automated,
-                    boxed=table.game.boxed,
-                )
-            )
-        return summaries
+    def door(self, table_id: str) -> TableDoor | None:
+        """The table as a player's connection uses it (None: no such table)."""
+        if self.clustered:
+            return self.doors.get(table_id)
+        return self.tables.get(table_id)
 
-    def rules(self, table_id: str) -> Rules | None:
-        table = self.tables.get(table_id)
-        if table is None:
-            return None
-        info = table.game.rules()
-        return Rules(
-            table=table_id,
+    def lobby(self) -> list[TableSummary]:
+        if self.cluster_lobby is not None:
+            return self.cluster_lobby()
+        return [self.summary(table) for table in self.tables.values()]
+
+    def summary(self, table: TableRuntime) -> TableSummary:
+        s = table.settings
+        return TableSummary(
+            table=s.id,
+            name=s.name,
             game=table.game.game,
             variant=table.game.variant,
+            minimum=s.minimum,
+            maximum=s.maximum,
+            seats=s.seats,
+            seated=len(table.seated),
+            phase=table.phase,
+            closes_in_ms=table.closes_in_ms,
+            last_results=list(table.last_results)[-10:],
+            automated=table.game.automated,
+            boxed=table.game.boxed,
+        )
+
+    def rules(self, table_id: str) -> Rules | None:
+        """The table's rules and paytables: from its configuration, wherever it runs."""
+        game = self.games.get(table_id)
+        settings = self.table_settings.get(table_id)
+        if game is None or settings is None:
+            return None
+        info = game.rules()
+        return Rules(
+            table=table_id,
+            game=game.game,
+            variant=game.variant,
             summary=info["summary"],
             paytables=info["paytables"],
-            limits={"minimum": table.settings.minimum, "maximum": table.settings.maximum},
-            spots=table.game.sample_spots(),
+            limits={"minimum": settings.minimum, "maximum": settings.maximum},
+            spots=game.sample_spots(),
             main_spots=info.get("main_spots", []),
             spot_limits=info.get("spot_limits", {}),
-            boxed=table.game.boxed,
-            seats=table.settings.seats,
+            boxed=game.boxed,
+            seats=settings.seats,
         )
 
     def recall(self, player_id: str, table_id: str | None = None) -> list[RecalledRound]:

@@ -79,6 +79,9 @@ class TableRuntime:
         # (code, message, value) refuses a player's command before it reaches the table.
         self.gate: Callable[[str, str], tuple[str, str, Any] | None] = lambda kind, player: None
         self.history = History(history)
+        # Each event as it goes out (seq, audience, frame) and each balance frame (None, the
+        # player, frame): a cluster node publishes them to the other nodes' viewers.
+        self.published: Callable[[int | None, str | None, bytes], None] | None = None
         self._inbox: asyncio.Queue[cmd.Command] = asyncio.Queue()
         self._replies: dict[int, asyncio.Future[Reply]] = {}
         self._cids = itertools.count(1)
@@ -124,6 +127,19 @@ class TableRuntime:
         role = self.viewers.pop(viewer, None)
         if role is not None:
             self.core.handle(cmd.Drop(viewer.player_id, role), self.clock.now())
+
+    async def enter(
+        self, viewer: Viewer, role: str, last_seq: int | None = None
+    ) -> tuple[TableSnapshot, bool]:
+        """Admit ``viewer`` (``IllegalAction(table_full)`` when it needs a seat and none is
+        free); with ``last_seq`` (a resume) send it the events it missed first. The table
+        as its player sees it now, and whether the missed events were all sent."""
+        self.add_viewer(viewer, role)
+        resumed = last_seq is not None and self.replay_since(viewer, last_seq)
+        return self.snapshot(viewer.player_id), resumed
+
+    def entered(self, viewer: Viewer) -> None:
+        """The viewer's ``joined`` went out (nothing held back for it here)."""
 
     def replay_since(self, viewer: Viewer, last_seq: int) -> bool:
         """Send ``viewer`` every event after ``last_seq`` it may see; False if some of them are
@@ -226,6 +242,8 @@ class TableRuntime:
             )
         )
         self.history.append(emit.seq, frame, emit.audience)
+        if self.published is not None:
+            self.published(emit.seq, emit.audience, frame)
         if emit.audience is None:
             self.fanout(self.viewers, frame)
         else:
@@ -253,6 +271,8 @@ class TableRuntime:
     def _balance_changed(self, player_id: str, reason: str) -> None:
         balance = self.ledger.balance(player_account(player_id))
         frame = encode(BalanceChanged(balance=balance, reason=reason))
+        if self.published is not None:
+            self.published(None, player_id, frame)
         for viewer in list(self.viewers):
             if viewer.player_id == player_id:
                 viewer.deliver(frame)

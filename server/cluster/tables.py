@@ -1,0 +1,153 @@
+"""A cluster node's door to each table, wherever it runs (``server.tables.door``).
+
+Each node keeps its own viewers of every table here. When the node runs the table, the
+table's runtime delivers to these same viewers (it is given this door's ``viewers``) and
+every command goes straight to it. When another node runs it, the events come from the
+bus (``server.cluster.bus``) and commands go to the owner (``server.cluster.rpc``); a
+viewer admitted there gets the events that arrive while its ``joined`` is on the way right
+after it — those its snapshot already holds are dropped.
+
+When the table moves, the viewers stay: the node seats its players again at the new owner
+(``reseat``) and they see the table carry on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from server.games.errors import IllegalAction
+from server.protocol.messages import TableSnapshot
+from server.tables.core import commands as cmd
+from server.tables.runtime import Reply, TableRuntime
+from server.tables.viewers import Fanout, Viewer
+
+if TYPE_CHECKING:
+    from server.cluster.node import ClusterNode
+
+__all__ = ["ClusterTable"]
+
+log = logging.getLogger("croupier.cluster")
+
+
+class ClusterTable:
+    def __init__(self, node: ClusterNode, table_id: str, fanout: Fanout) -> None:
+        self.node, self.id, self.fanout = node, table_id, fanout
+        self.viewers: dict[Viewer, str] = {}
+        # Viewers admitted at another node whose ``joined`` has not gone out yet: the
+        # snapshot's seq, and the (seq, frame) that came meanwhile.
+        self._held: dict[Viewer, tuple[int, list[tuple[int | None, bytes]]]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def runtime(self) -> TableRuntime | None:
+        table = self.node.casino.tables.get(self.id)
+        return table if table is not None and not table.core.finished else None
+
+    # --- the door ------------------------------------------------------------------------
+
+    async def enter(
+        self, viewer: Viewer, role: str, last_seq: int | None = None
+    ) -> tuple[TableSnapshot, bool]:
+        table = self.runtime()
+        if table is not None:
+            return await table.enter(viewer, role, last_seq)
+        self._held[viewer] = (-1, [])
+        self.viewers[viewer] = role  # events from now on are held for it
+        try:
+            data = await self._ask("enter", {"player": viewer.player_id, "role": role})
+        except BaseException:
+            self.viewers.pop(viewer, None)
+            self._held.pop(viewer, None)
+            raise
+        snapshot = TableSnapshot(**data)
+        self._held[viewer] = (snapshot.seq, self._held[viewer][1])
+        resumed = False
+        if last_seq is not None:
+            missed = await self.node.bus.since(self.id, last_seq, viewer.player_id, snapshot.seq)
+            if missed is not None:
+                for frame in missed:
+                    viewer.deliver(frame)
+                resumed = True
+        return snapshot, resumed
+
+    def entered(self, viewer: Viewer) -> None:
+        held = self._held.pop(viewer, None)
+        if held is None:
+            return
+        seq, frames = held
+        for event_seq, frame in frames:
+            if event_seq is None or event_seq > seq:
+                viewer.deliver(frame)
+
+    def remove_viewer(self, viewer: Viewer) -> None:
+        self._forget(viewer, "leave")
+
+    def drop_viewer(self, viewer: Viewer) -> None:
+        self._forget(viewer, "drop")
+
+    def _forget(self, viewer: Viewer, how: str) -> None:
+        table = self.runtime()
+        if table is not None:
+            (table.remove_viewer if how == "leave" else table.drop_viewer)(viewer)
+            return
+        role = self.viewers.pop(viewer, None)
+        self._held.pop(viewer, None)
+        if role is not None:
+            self._spawn(self._ask(how, {"player": viewer.player_id, "role": role}))
+
+    async def submit(self, kind: str, player_id: str, **args: Any) -> Reply:
+        table = self.runtime()
+        if table is not None:
+            return await table.submit(kind, player_id, **args)
+        try:
+            error, data = await self._ask("submit", {"kind": kind, "player": player_id, "args": args})  # fmt: skip  # noqa: E501
+        except IllegalAction as exc:
+            return Reply(error=(exc.code, exc.message, exc.value))
+        return Reply(error=(error[0], error[1], error[2]) if error else None, data=data)
+
+    # --- events from the owner ------------------------------------------------------------
+
+    def deliver(self, seq: int | None, audience: str | None, frame: bytes) -> None:
+        """One event of the table from the bus: to every viewer here that may see it."""
+        if audience is None:
+            targets: Iterable[Viewer] = self.viewers
+        else:
+            targets = [v for v in self.viewers if v.player_id == audience]
+        if self._held:
+            for viewer in targets:
+                held = self._held.get(viewer)
+                if held is not None:
+                    held[1].append((seq, frame))
+            targets = [v for v in targets if v not in self._held]
+        self.fanout(targets, frame)
+
+    # --- the owner changed ------------------------------------------------------------------
+
+    async def reseat(self) -> None:
+        """Seat this node's players again at the table's new owner (its seats are new)."""
+        table = self.runtime()
+        for viewer, role in list(self.viewers.items()):
+            try:
+                if table is not None:
+                    table.core.handle(cmd.Join(viewer.player_id, role), table.clock.now())
+                else:
+                    await self._ask("enter", {"player": viewer.player_id, "role": role})
+            except IllegalAction:
+                log.warning("cluster: %s lost their seat at %s", viewer.player_id, self.id)
+            except Exception as exc:
+                log.warning("cluster: reseating at %s failed: %s", self.id, exc)
+
+    # --- talking to the owner ----------------------------------------------------------------
+
+    async def _ask(self, op: str, args: dict[str, Any]) -> Any:
+        """The owner's answer; ``IllegalAction(table_unavailable)`` when no node answers for
+        the table in time (it is moving, or nobody runs it)."""
+        return await self.node.ask(self.id, op, args)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())

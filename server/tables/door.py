@@ -1,0 +1,34 @@
+"""What a player's connection uses of a table (``server.net.connection``): the table's own
+runtime when this process runs it, or — on a cluster node — a door to the table wherever it
+runs (``server.cluster.tables``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from server.protocol.messages import TableSnapshot
+    from server.tables.runtime import Reply
+    from server.tables.viewers import Viewer
+
+__all__ = ["TableDoor"]
+
+
+class TableDoor(Protocol):
+    id: str
+
+    async def enter(
+        self, viewer: Viewer, role: str, last_seq: int | None = None
+    ) -> tuple[TableSnapshot, bool]:
+        """Admit the viewer (``IllegalAction`` when refused), sending it the events after
+        ``last_seq`` when given; the snapshot, and whether the events were all sent."""
+        ...
+
+    def entered(self, viewer: Viewer) -> None:
+        """The viewer's ``joined`` went out: events held back for it may follow."""
+
+    def remove_viewer(self, viewer: Viewer) -> None: ...
+
+    def drop_viewer(self, viewer: Viewer) -> None: ...
+
+    async def submit(self, kind: str, player_id: str, **args: Any) -> Reply: ...
