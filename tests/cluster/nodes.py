@@ -1,0 +1,114 @@
+"""Real ``croupier serve`` cluster nodes for the multi-node tests: each a process of its own
+on a free loopback port, on the test run's Redis and PostgreSQL, its log kept in a file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.cluster.nginx import Nginx, NginxMissing, start_nginx
+from tests.net.processes import CROUPIER, free_port, http_get
+
+__all__ = ["Node", "nginx_for", "start_node"]
+
+
+@dataclass
+class Node:
+    node_id: str
+    port: int
+    config: Path
+    data_dir: Path
+    redis_url: str
+    database_url: str
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+    starts: int = field(default=0)
+
+    @property
+    def backend(self) -> tuple[str, int]:
+        return ("127.0.0.1", self.port)
+
+    def start(self) -> None:
+        self.starts += 1
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    CROUPIER,
+                    "serve",
+                    "--config",
+                    self.config,
+                    "--data-dir",
+                    self.data_dir,
+                    "--port",
+                    str(self.port),
+                    "--redis",
+                    self.redis_url,
+                    "--database",
+                    self.database_url,
+                    "--node-id",
+                    self.node_id,
+                ],
+                stdout=log,
+                stderr=log,
+            )
+
+    def wait_ready(self, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process is not None and self.process.poll() is None, self.log.read_text()
+            try:
+                if http_get(f"http://127.0.0.1:{self.port}/readyz")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"node {self.node_id} never became ready:\n{self.log.read_text()}")
+
+    def kill(self) -> None:
+        """``kill -9``: no hand-over, no goodbye."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def signal(self, sig: signal.Signals) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, sig)
+
+    def stop(self, timeout: float = 40.0) -> None:
+        """SIGTERM: the node hands its tables over (or finishes their rounds) and exits."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError(f"node {self.node_id} did not stop on SIGTERM") from None
+
+
+def start_node(
+    tmp_path: Path, node_id: str, config: Path, redis_url: str, database_url: str
+) -> Node:
+    node = Node(
+        node_id, free_port(), config, tmp_path / node_id, redis_url, database_url,
+        tmp_path / f"{node_id}.log",
+    )  # fmt: skip
+    node.start()
+    return node
+
+
+def nginx_for(nodes: list[Node]) -> Nginx:
+    """deploy/nginx/croupier.conf in front of the nodes (tests/cluster/nginx.py)."""
+    try:
+        return start_nginx([node.backend for node in nodes])
+    except NginxMissing as exc:
+        if os.environ.get("CI"):  # CI installs it (scripts/test): never silently skipped
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
