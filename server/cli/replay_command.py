@@ -1,6 +1,7 @@
 """``croupier replay ROUND_ID``: reconstruct a round card by card from the journal.
 
-It reads the journal under ``--data-dir``, rebuilds the table's game from ``--config`` (the
+It reads the journal under ``--data-dir`` (or a cluster's shared one, ``--database URL`` or
+``CROUPIER_DATABASE_URL``), rebuilds the table's game from ``--config`` (the
 same file the server ran with; the demo lobby by default), feeds the round's journaled
 inputs to a fresh engine and prints every input and every event — what a regulator asks for
 "in the event of a question or dispute" (631a.12) — and, from the ledger beside it, every
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,11 @@ from server.cli.serve_command import default_data_dir
 def register(commands: Any) -> None:
     parser = commands.add_parser("replay", help="reconstruct a round card by card from the journal")
     parser.add_argument("round_id", metavar="ROUND_ID", help="e.g. baccarat.42")
-    parser.add_argument("--data-dir", type=Path, default=None)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--data-dir", type=Path, default=None)
+    where.add_argument(
+        "--database", default=None, help="a cluster's PostgreSQL (or CROUPIER_DATABASE_URL)"
+    )
     parser.add_argument("--config", type=Path, default=None, help="the server's table file")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(handler=run)
@@ -35,15 +41,33 @@ def run(args: argparse.Namespace) -> int:
     from server.tables.replay import replay_round
     from server.tables.views import event_name, public_data, to_wire
 
+    url = args.database or (None if args.data_dir else os.environ.get("CROUPIER_DATABASE_URL"))
     data_dir = args.data_dir or default_data_dir()
-    path = data_dir / "journal.sqlite"
-    if not path.exists():
-        print(f"croupier replay: no journal at {path}", file=sys.stderr)
-        return 2
-    journal = SqliteJournal(path)
-    records = journal.records(args.round_id)
+    journal: Any
+    if url:
+        from server.journal.pg_journal import PgJournal
+        from server.stores import StorageError
+
+        where = "the database"
+        try:
+            journal = PgJournal(url)
+        except StorageError as exc:
+            print(f"croupier replay: --database: {exc}", file=sys.stderr)
+            return 2
+    else:
+        path = data_dir / "journal.sqlite"
+        where = str(path)
+        if not path.exists():
+            print(f"croupier replay: no journal at {path}", file=sys.stderr)
+            return 2
+        journal = SqliteJournal(path)
+    try:
+        records = journal.records(args.round_id)
+        status = journal.status(args.round_id)
+    finally:
+        journal.close()
     if not records:
-        print(f"croupier replay: no round {args.round_id!r} in {path}", file=sys.stderr)
+        print(f"croupier replay: no round {args.round_id!r} in {where}", file=sys.stderr)
         return 2
     try:
         settings = load_config(args.config)
@@ -57,8 +81,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     game = build_game(table, HmacDrbgSource("replay"))  # the source is never drawn from
     replayed = replay_round(game, args.round_id, records)
-    status = journal.status(args.round_id)
-    money = _money(data_dir / "ledger.sqlite", args.round_id)
+    money = _money(url or data_dir / "ledger.sqlite", args.round_id)
     result = {
         "round": args.round_id,
         "table": table_id,
@@ -92,14 +115,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _money(path: Path, round_id: str) -> list[dict[str, Any]]:
-    """Every transfer of the round in the ledger: each stake debited, and what came back
-    (settled, voided, cancelled) — the money side of the journal's story."""
+def _money(where: Path | str, round_id: str) -> list[dict[str, Any]]:
+    """Every transfer of the round in the ledger (a file, or a cluster's database URL): each
+    stake debited, and what came back (settled, voided, cancelled) — the money side of the
+    journal's story."""
+    from server.wallet.ledger import Ledger
+    from server.wallet.pg_ledger import PgLedger
     from server.wallet.sqlite_ledger import SqliteLedger
 
-    if not path.exists():
+    ledger: Ledger
+    if isinstance(where, str):
+        ledger = PgLedger(where)
+    elif not where.exists():
         return []
-    ledger = SqliteLedger(path)
+    else:
+        ledger = SqliteLedger(where)
     try:
         return [
             {

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from server.cli.main import main
 from server.cluster.node import place
 from server.config import parse_config
 from server.journal.journal import RoundStatus
@@ -95,7 +96,10 @@ def check_books(database: str) -> None:
 
 
 def test_tables_are_shared_out_handed_over_and_taken_over(
-    tmp_path: Path, redis_server: RedisServer, postgres_url: str
+    tmp_path: Path,
+    redis_server: RedisServer,
+    postgres_url: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     async def go() -> list[float]:
         a = node(tmp_path, "node-a", redis_server, postgres_url)
@@ -138,6 +142,21 @@ def test_tables_are_shared_out_handed_over_and_taken_over(
     failovers = asyncio.run(go())
     assert failovers and max(failovers) <= 5.0
     check_books(postgres_url)
+    # Any round of any node is replayed from the shared journal and ledger.
+    journal = PgJournal(postgres_url)
+    try:
+        recovered = journal.last_round("bac-1")
+    finally:
+        journal.close()
+    config = tmp_path / "croupier.toml"
+    config.write_text(CONFIG)
+    assert recovered is not None
+    first = recovered.rsplit(".", 1)[0] + ".1"
+    assert main(["replay", first, "--database", postgres_url, "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert f"round {first} at table bac-1 (baccarat" in out and "journal:" in out
+    assert main(["replay", "bac-1.999999", "--database", postgres_url]) == 2
+    assert "no round 'bac-1.999999' in the database" in capsys.readouterr().err
 
 
 def test_a_node_that_lost_its_lease_cannot_write_for_the_table(
