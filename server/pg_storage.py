@@ -268,10 +268,7 @@ class PgWriter:
             if not item.future.set_running_or_notify_cancel():
                 continue
             try:
-                if self._conn is None or self._conn.closed:
-                    self._conn = connect(self.url)
-                with self._conn.transaction():
-                    result = item.apply(self._conn)
+                result = self._apply(item.apply)
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 self._drop()
                 item.future.set_exception(StorageError(f"the {self.name} write failed: {exc}"))
@@ -282,6 +279,30 @@ class PgWriter:
             else:
                 item.future.set_result(result)
         self._drop()
+
+    def _apply(self, apply: Callable[[psycopg.Connection[Any]], Any]) -> Any:
+        """One write in its transaction. When the connection turns out dead before the write
+        began (the server dropped it while idle: a restart), nothing was sent: the write is
+        made once more on a new connection."""
+        for attempt in (1, 2):
+            fresh = self._conn is None or self._conn.closed
+            if self._conn is None or self._conn.closed:
+                self._conn = connect(self.url)
+            began = False
+
+            def write(conn: psycopg.Connection[Any]) -> Any:
+                nonlocal began
+                began = True
+                return apply(conn)
+
+            try:
+                with self._conn.transaction():
+                    return write(self._conn)
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                if began or fresh or attempt == 2:
+                    raise
+                self._drop()
+        raise AssertionError("unreachable")
 
     def _drop(self) -> None:
         if self._conn is not None:
@@ -300,16 +321,22 @@ class PgReader:
         self._conn: psycopg.Connection[Any] | None = connect(url)
 
     def rows(self, sql: str, args: Any = ()) -> list[Any]:
+        """The rows of one query. A connection the server dropped while it was idle (a
+        restart) is made again and the query asked once more: a read changes nothing."""
         with self._lock:
-            try:
-                if self._conn is None or self._conn.closed:
-                    self._conn = connect(self.url)
-                return self._conn.execute(sql, args).fetchall()
-            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                if self._conn is not None:
-                    self._conn.close()
-                self._conn = None
-                raise StorageError(f"the database read failed: {exc}") from None
+            for attempt in (1, 2):
+                fresh = self._conn is None or self._conn.closed
+                try:
+                    if self._conn is None or self._conn.closed:
+                        self._conn = connect(self.url)
+                    return self._conn.execute(sql, args).fetchall()
+                except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                    if self._conn is not None:
+                        self._conn.close()
+                    self._conn = None
+                    if fresh or attempt == 2:
+                        raise StorageError(f"the database read failed: {exc}") from None
+            raise AssertionError("unreachable")
 
     def close(self) -> None:
         with self._lock:

@@ -20,6 +20,11 @@ def cluster_metrics(metrics: Metrics, node: ClusterNode) -> None:
         "1 while Redis answers this node, 0 otherwise",
         lambda: int(node.redis_ok),
     )
+    metrics.gauge(
+        "croupier_cluster_database_up",
+        "1 while the shared PostgreSQL database answers this node, 0 otherwise",
+        lambda: int(node.database_ok),
+    )
     metrics.counted(
         "croupier_cluster_lease_renewals_total",
         "Table leases this node renewed",

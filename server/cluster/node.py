@@ -119,6 +119,7 @@ class ClusterNode:
         self.owned: dict[str, Owner] = {}
         self.stats = ClusterStats()
         self.redis_ok = False
+        self.database_ok = True
         self._tables = [t.id for t in casino.settings.tables]
         self._busy: dict[str, asyncio.Task[None]] = {}  # tables being taken or handed over
         self._taken_at: dict[str, float] = {}
@@ -126,6 +127,7 @@ class ClusterNode:
         self._renewed_at = 0.0
         self._started = time.time()
         self._task: asyncio.Task[None] | None = None
+        self._probe: asyncio.Task[None] | None = None
         self._leaving = False
         self.on_owned: Callable[[], None] = lambda: None
         # Every table as this node's players see it, wherever it runs; the events of the
@@ -149,14 +151,33 @@ class ClusterNode:
         self.redis_ok = True
         self._renewed_at = asyncio.get_running_loop().time()
         self._task = asyncio.create_task(self._loop(), name=f"cluster:{self.node_id}")
+        self._probe = asyncio.create_task(self._probe_database(), name="cluster:database")
+
+    async def _probe_database(self) -> None:
+        """Whether the shared database answers (``/readyz``): a trivial query each tick on
+        the fences' own connection."""
+        while True:
+            try:
+                await asyncio.wait_for(
+                    self.fences.run(lambda conn: conn.execute("SELECT 1")), self.lease_seconds
+                )
+                if not self.database_ok:
+                    log.warning("cluster: the database answers again")
+                self.database_ok = True
+            except (StorageError, TimeoutError) as exc:
+                if self.database_ok:
+                    log.error("cluster: the database does not answer (%s)", exc)
+                self.database_ok = False
+            await asyncio.sleep(self.tick)
 
     async def leave(self) -> None:
         """Hand every table over and leave (SIGTERM): the node's record goes first, so the
         others place its tables on themselves; each table finishes its round in play."""
         self._leaving = True
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        for task in (self._task, self._probe):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         await asyncio.gather(*self._busy.values(), return_exceptions=True)
         try:
             await self.leases.leave(self.node_id)
@@ -170,7 +191,9 @@ class ClusterNode:
 
     @property
     def ready(self) -> bool:
-        return self.redis_ok and self._task is not None and not self._task.done()
+        """Ready for players: Redis and the database answer, and the node's tick runs."""
+        running = self._task is not None and not self._task.done()
+        return self.redis_ok and self.database_ok and running
 
     def _record(self) -> dict[str, Any]:
         return {
@@ -264,6 +287,8 @@ class ClusterNode:
         player, now = args["player"], table.clock.now()
         try:
             if op == "enter":
+                if args.get("seat") is not None:  # the seat they had at the table's last owner
+                    table.core.seats.seat_of.setdefault(player, int(args["seat"]))
                 table.core.handle(cmd.Join(player, args["role"]), now)
                 return {"data": table.core.snapshot(player, now)}
             if op == "leave":

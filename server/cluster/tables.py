@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from server.games.errors import IllegalAction
 from server.protocol.messages import TableSnapshot
 from server.tables.core import commands as cmd
+from server.tables.core.seats import NOT_SEATED
 from server.tables.runtime import Reply, TableRuntime
 from server.tables.viewers import Fanout, Viewer
 
@@ -40,6 +41,9 @@ class ClusterTable:
         # snapshot's seq, and the (seq, frame) that came meanwhile.
         self._held: dict[Viewer, tuple[int, list[tuple[int | None, bytes]]]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Each of this node's players' seat (a betting box in the boxed games), so the table's
+        # next owner gives them the same one back.
+        self.seat_of: dict[str, int] = {}
 
     def runtime(self) -> TableRuntime | None:
         table = self.node.casino.tables.get(self.id)
@@ -52,7 +56,9 @@ class ClusterTable:
     ) -> tuple[TableSnapshot, bool]:
         table = self.runtime()
         if table is not None:
-            return await table.enter(viewer, role, last_seq)
+            snapshot, resumed = await table.enter(viewer, role, last_seq)
+            self._seated(viewer.player_id, snapshot.seat)
+            return snapshot, resumed
         self._held[viewer] = (-1, [])
         self.viewers[viewer] = role  # events from now on are held for it
         try:
@@ -62,6 +68,7 @@ class ClusterTable:
             self._held.pop(viewer, None)
             raise
         snapshot = TableSnapshot(**data)
+        self._seated(viewer.player_id, snapshot.seat)
         self._held[viewer] = (snapshot.seq, self._held[viewer][1])
         resumed = False
         if last_seq is not None:
@@ -71,6 +78,10 @@ class ClusterTable:
                     viewer.deliver(frame)
                 resumed = True
         return snapshot, resumed
+
+    def _seated(self, player_id: str, seat: int | None) -> None:
+        if seat is not None:
+            self.seat_of[player_id] = seat
 
     def entered(self, viewer: Viewer) -> None:
         held = self._held.pop(viewer, None)
@@ -101,11 +112,23 @@ class ClusterTable:
         table = self.runtime()
         if table is not None:
             return await table.submit(kind, player_id, **args)
+        command = {"kind": kind, "player": player_id, "args": args}
         try:
-            error, data = await self._ask("submit", {"kind": kind, "player": player_id, "args": args})  # fmt: skip  # noqa: E501
+            error, data = await self._ask("submit", command)
+            if error and error[0] == NOT_SEATED and self._seated_here(player_id):
+                # The table moved a moment ago and this node has not seated its players at
+                # the new owner yet: seat this one now, and ask again.
+                await self._ask("enter", self._seat_args(player_id))
+                error, data = await self._ask("submit", command)
         except IllegalAction as exc:
             return Reply(error=(exc.code, exc.message, exc.value))
         return Reply(error=(error[0], error[1], error[2]) if error else None, data=data)
+
+    def _seated_here(self, player_id: str) -> bool:
+        return any(v.player_id == player_id and r == "player" for v, r in self.viewers.items())
+
+    def _seat_args(self, player_id: str) -> dict[str, Any]:
+        return {"player": player_id, "role": "player", "seat": self.seat_of.get(player_id)}
 
     # --- events from the owner ------------------------------------------------------------
 
@@ -126,14 +149,18 @@ class ClusterTable:
     # --- the owner changed ------------------------------------------------------------------
 
     async def reseat(self) -> None:
-        """Seat this node's players again at the table's new owner (its seats are new)."""
+        """Seat this node's players again at the table's new owner (its seats are new), each
+        in the seat they had if nobody took it meanwhile."""
         table = self.runtime()
         for viewer, role in list(self.viewers.items()):
+            player, seat = viewer.player_id, self.seat_of.get(viewer.player_id)
             try:
                 if table is not None:
-                    table.core.handle(cmd.Join(viewer.player_id, role), table.clock.now())
+                    if seat is not None:
+                        table.core.seats.seat_of.setdefault(player, seat)
+                    table.core.handle(cmd.Join(player, role), table.clock.now())
                 else:
-                    await self._ask("enter", {"player": viewer.player_id, "role": role})
+                    await self._ask("enter", {**self._seat_args(player), "role": role})
             except IllegalAction:
                 log.warning("cluster: %s lost their seat at %s", viewer.player_id, self.id)
             except Exception as exc:

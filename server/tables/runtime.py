@@ -183,6 +183,11 @@ class TableRuntime:
             while not self.core.finished:
                 command = await self._next()
                 await self._perform(self.core.handle(command, self.clock.now()))
+        except Exception as exc:
+            # A read between the core's steps failed (a balance for a reply, from a store
+            # that went away): the table stops as a crash would, its round left open for
+            # recovery, instead of dying unnoticed.
+            self.core.crashed(f"{type(exc).__name__}: {exc}")
         finally:
             for future in self._replies.values():
                 if not future.done():

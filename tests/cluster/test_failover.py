@@ -7,92 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from server.cli.main import main
 from server.cluster.node import place
-from server.config import parse_config
 from server.journal.journal import RoundStatus
 from server.journal.pg_journal import PgJournal
-from server.net.app import Service
 from server.pg_storage import connect
-from server.wallet.ledger import OPEN_WAGERS
-from server.wallet.pg_ledger import PgLedger
+from tests.cluster.local import CONFIG, Seat, check_books, node, until
 from tests.redis_server import RedisServer
-
-TABLES = "".join(
-    f"""
-[[tables]]
-id = "{table}"
-name = "{table}"
-game = "{game}"
-betting_seconds = 0.4
-pause_seconds = 0.1
-"""
-    for table, game in [
-        ("bac-1", "baccarat"),
-        ("bac-2", "baccarat"),
-        ("rou-1", "roulette"),
-        ("war-1", "casino_war"),
-        ("six-1", "big_six"),
-    ]
-)
-CONFIG = "[cluster]\nlease_seconds = 1.0\n" + TABLES
-
-
-async def until(check: Callable[[], bool], timeout: float = 15.0) -> float:
-    """Seconds until ``check()`` holds (fails the test after ``timeout``)."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout:
-            raise AssertionError("timed out waiting")
-        await asyncio.sleep(0.02)
-    return time.monotonic() - start
-
-
-class Seat:
-    """A player's seat without a connection (the frames sent to it are counted)."""
-
-    def __init__(self, player_id: str) -> None:
-        self.player_id = player_id
-        self.frames = 0
-
-    def deliver(self, frame: bytes) -> None:
-        self.frames += 1
-
-    def write_wire(self, wire: bytes) -> bool:
-        self.frames += 1
-        return True
-
-
-def node(tmp_path: Path, name: str, redis: RedisServer, database: str) -> Service:
-    settings = parse_config(CONFIG, str(tmp_path / "croupier.toml"))
-    return Service(
-        settings,
-        tmp_path / name,
-        port=0,
-        database_url=database,
-        redis_url=redis.url,
-        node_id=name,
-    )
-
-
-def check_books(database: str) -> None:
-    """The ledger reconciles to the cent, every round finished but those in play."""
-    ledger, journal = PgLedger(database), PgJournal(database)
-    try:
-        assert ledger.reconcile() == {} and ledger.total() == 0
-        open_rounds = journal.open_rounds()
-        assert len({t for t, _ in open_rounds}) == len(open_rounds)  # one per table at most
-        if not open_rounds:
-            assert ledger.balance(OPEN_WAGERS) == 0
-    finally:
-        ledger.close()
-        journal.close()
 
 
 def test_tables_are_shared_out_handed_over_and_taken_over(

@@ -270,6 +270,16 @@ class TableCore:
             out.append(Reply(cid, (TABLE_UNAVAILABLE, "the table failed and is closed", self.id)))
             self._close("a command failed")
 
+    def crashed(self, reason: str) -> None:
+        """The adapter failed between steps: the table is closed as a crash would leave it
+        (its round open, for recovery)."""
+        if self._life is not None:
+            self._life.close()
+        self._log_closed(reason)
+        self.available = False
+        self.finished = True
+        self._parked = self._blocked = None
+
     def _close(self, reason: str) -> None:
         """Close the table as a crash would: the round stays open for recovery. Called while
         the table's life is parked (a command failed), never from inside it."""
