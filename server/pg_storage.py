@@ -110,6 +110,17 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         key BYTEA NOT NULL
     );
     """,
+    # 3: linked progressive meters (server.games.baccarat.linked), shared by many tables
+    """
+    CREATE TABLE linked_meters (
+        key TEXT PRIMARY KEY,
+        state TEXT
+    );
+    CREATE TABLE meter_settlements (
+        round_id TEXT PRIMARY KEY,
+        result TEXT NOT NULL
+    );
+    """,
 )
 _MIGRATION_LOCK: Final = 0x63726F75  # "crou": the advisory lock two starting nodes share
 

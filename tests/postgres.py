@@ -26,6 +26,8 @@ TABLES = (
     "records",
     "round_players",
     "table_state",
+    "linked_meters",
+    "meter_settlements",
     "rounds",
     "table_fences",
     "cluster_keys",

@@ -3,7 +3,7 @@ out by every node to its own viewers, and kept for resume (docs/operations.md, "
 cluster").
 
 The owner frames each event once (the same bytes its own viewers get) and hands it to the
-bus; whatever the event loop produced in one turn goes to Redis together, in one pipeline:
+bus; whatever the event loop produced in one turn goes to Redis together, in one write:
 one ``PUBLISH`` on the cluster's channel carrying the whole batch (every table's events of
 that turn), and one ``XADD`` per event to the table's capped history stream, whose entry id
 is the event's ``seq`` (``<seq>-1``: seqs only grow, across owners too, since each run of a
@@ -13,6 +13,13 @@ event is what lets a node take in far more events than Redis can deliver message
 Every node subscribes to the channel and hands each batch but its own to ``deliver``. A node
 that joins a viewer to a table it does not run reads the events the viewer missed from the
 table's stream (``since``).
+
+Both directions run on connections of the bus's own, made by the Redis client's pool (so
+the URL's address, credentials, database and TLS apply), then written and read directly: a
+turn's commands are built here as one buffer of RESP and written at once, and the replies
+and the channel's messages are parsed by hiredis. Going through redis-py's pipeline and
+pub/sub objects instead cost about 20 µs of Python per event published and per message
+received — a tenth of what Redis itself can take (BENCHMARKS.md, "Cluster").
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import hiredis
 import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -37,6 +45,56 @@ Event = tuple[str, int | None, str | None, bytes]
 
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(tuple[str, list[Event]]).decode
+_MORE = object()  # hiredis: no whole reply buffered yet
+_READ = 1 << 16
+# What a link to Redis may fail with: the connection (OSError, redis-py's errors while it
+# connects), a reply stream that is not RESP, or no answer in time.
+_LINK_ERRORS = (RedisError, OSError, hiredis.HiredisError, TimeoutError)
+
+
+def _bulk(value: bytes) -> bytes:
+    return b"$%d\r\n%s\r\n" % (len(value), value)
+
+
+class _Link:
+    """One connection to Redis, made by the client's pool, then written and read raw."""
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self.reader: asyncio.StreamReader = connection._reader
+        self.writer: asyncio.StreamWriter = connection._writer
+        self.parser = hiredis.Reader(notEnoughData=_MORE)
+
+    @classmethod
+    async def open(cls, redis: Redis) -> _Link:
+        connection = redis.connection_pool.make_connection()
+        await connection.connect()  # the URL's handshake: AUTH, SELECT, protocol, TLS
+        return cls(connection)
+
+    def write(self, data: bytes) -> None:
+        self.writer.write(data)
+
+    async def feed(self) -> None:
+        """Hand hiredis what has come in (waiting for something when nothing has)."""
+        data = await self.reader.read(_READ)
+        if not data:
+            raise ConnectionError("Redis closed the connection")
+        self.parser.feed(data)
+
+    async def skip(self, count: int) -> None:
+        """Read ``count`` replies (an error reply counts as one, as redis-py's pipeline
+        with ``raise_on_error=False`` took them)."""
+        gets = self.parser.gets
+        while True:
+            while count and gets() is not _MORE:
+                count -= 1
+            if not count:
+                return
+            await self.feed()
+
+    async def close(self) -> None:
+        with contextlib.suppress(*_LINK_ERRORS):
+            await self.connection.disconnect(nowait=True)
 
 
 class EventBus:
@@ -57,6 +115,16 @@ class EventBus:
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._subscribed = asyncio.Event()
+        self._out: _Link | None = None  # the publishing connection
+        self._sending = asyncio.Lock()  # one batch at a time on it
+        timeout = redis.connection_pool.connection_kwargs.get("socket_timeout")
+        self._timeout = float(timeout) if timeout else 5.0
+        # What every command but the events themselves is made of, made once.
+        self._publish = b"*3\r\n$7\r\nPUBLISH\r\n" + _bulk(self.channel.encode())
+        self._xadd = _bulk(b"MAXLEN") + _bulk(b"~") + _bulk(str(history).encode())
+        self._heads: dict[str, bytes] = {}  # each table's XADD up to the entry id
+        # A batch of this node's own begins with these bytes (msgpack: a 2-array, the id).
+        self._own = _encode((node_id, []))[:-1]
         self.published = 0  # events
         self.publish_failures = 0  # batches Redis did not take
         self.received = 0  # events from other nodes
@@ -74,6 +142,9 @@ class EventBus:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._out is not None:
+            await self._out.close()
+            self._out = None
 
     # --- out ---------------------------------------------------------------------------------
 
@@ -90,25 +161,49 @@ class EventBus:
         if not batch:
             return
         since = self._pending_since
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.publish(self.channel, _encode((self.node_id, batch)))
-        for table_id, seq, audience, frame in batch:
-            if seq is not None:
-                pipe.xadd(
-                    f"{self.prefix}history:{table_id}",
-                    {"a": audience or "", "f": frame},
-                    id=f"{seq}-1",
-                    maxlen=self.history,
-                    approximate=True,
-                )
-        try:
-            await pipe.execute(raise_on_error=False)
-        except (RedisError, OSError) as exc:
-            self.publish_failures += 1
-            log.error("cluster: %d table events not published: %s", len(batch), exc)
-            return
+        command, replies = self._commands(batch)
+        async with self._sending:
+            try:
+                async with asyncio.timeout(self._timeout):
+                    if self._out is None:
+                        self._out = await _Link.open(self.redis)
+                    self._out.write(command)
+                    await self._out.skip(replies)
+            except _LINK_ERRORS as exc:
+                await self._drop()
+                self.publish_failures += 1
+                log.error("cluster: %d table events not published: %s", len(batch), exc)
+                return
+            except BaseException:  # cancelled halfway: its replies would answer the next
+                await self._drop()
+                raise
         self.published += len(batch)
         self.lag = time.perf_counter() - since
+
+    def _commands(self, batch: list[Event]) -> tuple[bytes, int]:
+        """The batch's PUBLISH and its events' XADDs as one buffer, and how many replies."""
+        payload = _encode((self.node_id, batch))
+        parts = [self._publish, b"$%d\r\n" % len(payload), payload, b"\r\n"]
+        heads, add = self._heads, parts.append
+        for table_id, seq, audience, frame in batch:
+            if seq is None:
+                continue
+            head = heads.get(table_id)
+            if head is None:
+                key = f"{self.prefix}history:{table_id}".encode()
+                head = heads[table_id] = b"*11\r\n$4\r\nXADD\r\n" + _bulk(key) + self._xadd
+            entry = b"%d-1" % seq
+            seen = audience.encode() if audience else b""
+            add(
+                b"%s$%d\r\n%s\r\n$1\r\na\r\n$%d\r\n%s\r\n$1\r\nf\r\n$%d\r\n%s\r\n"
+                % (head, len(entry), entry, len(seen), seen, len(frame), frame)
+            )
+        return b"".join(parts), len(parts) - 3
+
+    async def _drop(self) -> None:
+        link, self._out = self._out, None
+        if link is not None:
+            await link.close()
 
     async def _flush_loop(self) -> None:
         while True:
@@ -120,25 +215,41 @@ class EventBus:
     # --- in ----------------------------------------------------------------------------------
 
     async def _listen_loop(self) -> None:
+        subscribe = b"*2\r\n$9\r\nSUBSCRIBE\r\n" + _bulk(self.channel.encode())
         while True:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            link = None
             try:
-                await pubsub.subscribe(self.channel)
-                self._subscribed.set()
-                while True:
-                    message = await pubsub.get_message(timeout=1.0)
-                    if message is None or message.get("type") != "message":
-                        continue
-                    node, batch = _decode(message["data"])
-                    if node != self.node_id:
-                        self.received += len(batch)
-                        self.deliver(batch)
-            except (RedisError, OSError) as exc:
+                link = await _Link.open(self.redis)
+                link.write(subscribe)
+                await self._listen(link)
+            except _LINK_ERRORS as exc:
                 log.error("cluster: event subscription lost (%s); subscribing again", exc)
                 await asyncio.sleep(0.5)
             finally:
-                with contextlib.suppress(RedisError, OSError):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                if link is not None:
+                    await link.close()
+
+    async def _listen(self, link: _Link) -> None:
+        """Hand every batch from another node to ``deliver``, as it comes (a push of RESP3
+        or an array of RESP2: ``[b"message", channel, batch]``)."""
+        gets, own, deliver = link.parser.gets, self._own, self.deliver
+        while True:
+            await link.feed()
+            while (message := gets()) is not _MORE:
+                kind = message[0]
+                if kind == b"message":
+                    data = message[2]
+                    if data.startswith(own):
+                        continue
+                    try:
+                        _, batch = _decode(data)
+                    except msgspec.DecodeError as exc:  # not a batch of ours: skip it
+                        log.error("cluster: a message on %s is no batch: %s", self.channel, exc)
+                        continue
+                    self.received += len(batch)
+                    deliver(batch)
+                elif kind == b"subscribe":
+                    self._subscribed.set()
 
     async def since(
         self, table_id: str, last_seq: int, player_id: str, upto: int

@@ -14,7 +14,7 @@ wheel from it, with the table's random source, and binds it with ``bind_chance``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol, cast
@@ -199,6 +199,35 @@ class TableGame:
 
     def meter_amounts(self) -> dict[str, int]:
         return {}
+
+    # Linked progressives (a game whose meters a link shares overrides these; see
+    # ``server.games.baccarat.linked``): none by default.
+    linked: dict[str, str] = {}  # noqa: RUF012 -- read-only here; a game sets its own
+
+    def link_signature(self) -> tuple[object, ...]:
+        return ()
+
+    def linked_ops(
+        self, events: Iterable[object], wagers: Mapping[tuple[str, str], int]
+    ) -> list[dict[str, Any]]:
+        return []
+
+    def hit_values_for(self, ops: Iterable[Mapping[str, Any]]) -> list[int]:
+        return []
+
+    def settle_linked(
+        self,
+        ops: list[dict[str, Any]],
+        hit_values: list[int],
+        states: Mapping[str, dict[str, int] | None],
+    ) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:
+        raise NotImplementedError(f"{self.game} has no linked meters")
+
+    def relinked(self, events: Iterable[object], result: Mapping[str, Any]) -> list[object]:
+        return list(events)
+
+    def restore_linked(self, states: Mapping[str, dict[str, int] | None]) -> None:
+        return None
 
 
 # --- the registry entry -----------------------------------------------------------------------

@@ -5,13 +5,57 @@ the store's writer thread (plain, or awaited), and every read. Each store brings
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from typing import Any
 
 from server.journal.journal import JournalRecord, RoundStatus
 
-__all__ = ["JournalBooks"]
+__all__ = ["JournalBooks", "SettleMeters"]
+
+SettleMeters = Callable[
+    [Mapping[str, dict[str, int] | None]], tuple[dict[str, dict[str, int]], dict[str, Any]]
+]
+
+
+def _settle_meters(
+    ph: str,
+    lock: str,
+    round_id: str,
+    keys: Mapping[str, str],
+    apply: SettleMeters,
+    conn: Any,
+) -> dict[str, Any]:
+    """``JournalBooks.settle_meters``'s transaction, in either SQL dialect (``ph`` its
+    placeholder, ``lock`` its row lock)."""
+    done = conn.execute(
+        f"SELECT result FROM meter_settlements WHERE round_id = {ph}", (round_id,)
+    ).fetchone()
+    if done is not None:
+        settled: dict[str, Any] = json.loads(done[0])
+        return settled
+    states: dict[str, dict[str, int] | None] = {}
+    for name, key in sorted(keys.items(), key=lambda item: item[1]):  # one lock order
+        # A new meter's row first, so that two nodes' first rounds queue on it too.
+        conn.execute(
+            f"INSERT INTO linked_meters(key, state) VALUES ({ph}, NULL) ON CONFLICT DO NOTHING",
+            (key,),
+        )
+        row = conn.execute(f"SELECT state FROM linked_meters WHERE key = {ph}{lock}", (key,))
+        text = row.fetchone()[0]
+        states[name] = None if text is None else json.loads(text)
+    new, result = apply(states)
+    for name, state in new.items():
+        conn.execute(
+            f"UPDATE linked_meters SET state = {ph} WHERE key = {ph}",
+            (json.dumps(state, sort_keys=True), keys[name]),
+        )
+    result = result | {"states": new}
+    conn.execute(
+        f"INSERT INTO meter_settlements(round_id, result) VALUES ({ph}, {ph})",
+        (round_id, json.dumps(result, sort_keys=True)),
+    )
+    return result
 
 
 class JournalBooks:
@@ -26,6 +70,8 @@ class JournalBooks:
     _finish_round: Callable[..., None]
     _save_state: Callable[..., None]
     _STYLE = ":{}"
+    _PLACEHOLDER = "?"  # positional, for the linked meters' writes
+    _LOCK = ""  # how a read locks a row until the transaction ends
 
     def _param(self, name: str) -> str:
         return self._STYLE.format(name)
@@ -74,7 +120,41 @@ class JournalBooks:
         text = json.dumps(state, sort_keys=True)
         await self._writer.run(partial(type(self)._save_state, table_id, key, text))
 
+    def settle_meters(
+        self, round_id: str, keys: Mapping[str, str], apply: SettleMeters
+    ) -> dict[str, Any]:
+        """Apply one round to the linked meters at ``keys`` (meter name → key), once:
+        ``apply(states)`` takes the shared meters' states by name (None: a new meter) and
+        returns the new states and the round's result, written in the same transaction. A
+        round already settled gets its first result back and changes nothing (recovery)."""
+        write = partial(_settle_meters, self._PLACEHOLDER, self._LOCK, round_id, keys, apply)
+        result: dict[str, Any] = self._writer.call(write)
+        return result
+
+    async def asettle_meters(
+        self, round_id: str, keys: Mapping[str, str], apply: SettleMeters
+    ) -> dict[str, Any]:
+        write = partial(_settle_meters, self._PLACEHOLDER, self._LOCK, round_id, keys, apply)
+        result: dict[str, Any] = await self._writer.run(write)
+        return result
+
     # --- reads -----------------------------------------------------------------------------
+
+    def linked_meters(self, keys: Collection[str]) -> dict[str, dict[str, int] | None]:
+        """The linked meters' states by key (None: not used yet)."""
+        states: dict[str, dict[str, int] | None] = dict.fromkeys(keys)
+        for key in keys:
+            rows = self._rows(
+                f"SELECT state FROM linked_meters WHERE key = {self._param('k')}", {"k": key}
+            )
+            if rows and rows[0][0] is not None:
+                states[key] = json.loads(rows[0][0])
+        return states
+
+    def meter_settlements(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every round's result on its linked meters (for the books' check), in round order."""
+        rows = self._rows("SELECT round_id, result FROM meter_settlements ORDER BY round_id", {})
+        return [(r, json.loads(t)) for r, t in rows]
 
     def records(self, round_id: str) -> list[JournalRecord]:
         rows = self._rows(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -78,6 +79,24 @@ class Journal(Protocol):
     async def asave_state(self, table_id: str, key: str, state: dict[str, Any]) -> None: ...
 
     def load_state(self, table_id: str, key: str) -> dict[str, Any] | None: ...
+
+    def settle_meters(
+        self, round_id: str, keys: Mapping[str, str], apply: Callable[..., Any]
+    ) -> dict[str, Any]:
+        """Apply one round to the linked progressive meters at ``keys`` (meter name → key)
+        exactly once, in one transaction that holds those meters: ``apply(states)`` returns
+        the new states and the round's result. Asked again for the same round (recovery), the
+        first result comes back and nothing changes."""
+
+    async def asettle_meters(
+        self, round_id: str, keys: Mapping[str, str], apply: Callable[..., Any]
+    ) -> dict[str, Any]: ...
+
+    def linked_meters(self, keys: Collection[str]) -> dict[str, dict[str, int] | None]:
+        """The linked meters' states by key (None: not used yet)."""
+
+    def meter_settlements(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every round's result on its linked meters."""
 
     def close(self) -> None:
         """Finish every write still queued, then let the store go."""

@@ -83,6 +83,7 @@ class PgJournal(JournalBooks):
     """A ``Journal`` in a PostgreSQL database whose schema ``croupier db migrate`` made."""
 
     _STYLE = "%({})s"
+    _PLACEHOLDER, _LOCK = "%s", " FOR UPDATE"  # nodes settling one link queue on its rows
     _open_round = staticmethod(_open_round)
     _append = staticmethod(_append)
     _finish_round = staticmethod(_finish_round)

@@ -39,6 +39,14 @@ CREATE TABLE IF NOT EXISTS table_state (
     state TEXT NOT NULL,
     PRIMARY KEY (table_id, key)
 );
+CREATE TABLE IF NOT EXISTS linked_meters (
+    key TEXT PRIMARY KEY,
+    state TEXT
+);
+CREATE TABLE IF NOT EXISTS meter_settlements (
+    round_id TEXT PRIMARY KEY,
+    result TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS round_players (
     round_id TEXT NOT NULL REFERENCES rounds(round_id),
     player_id TEXT NOT NULL,
@@ -116,6 +124,7 @@ class SqliteJournal(JournalBooks):
     without blocking the event loop."""
 
     _STYLE = ":{}"
+    _PLACEHOLDER, _LOCK = "?", ""  # one writer at a time: SQLite locks the whole database
     _open_round = staticmethod(_open_round)
     _append = staticmethod(_append)
     _finish_round = staticmethod(_finish_round)

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import secrets
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -90,6 +90,23 @@ def next_epoch(journal: Journal, table_id: str) -> int:
     return epoch
 
 
+def _check_links(games: Mapping[str, GameTable]) -> None:
+    """Every table of one progressive link shares its meters, so they must offer the same
+    ones, alike (a Harmony paytable, a Mystery Bonus configuration)."""
+    first: dict[str, tuple[str, tuple[object, ...]]] = {}
+    for table_id, game in games.items():
+        if not game.linked:
+            continue
+        link = next(iter(game.linked.values())).rpartition("/")[0]
+        seen = first.setdefault(link, (table_id, game.link_signature()))
+        if seen[1] != game.link_signature():
+            raise ConfigError(
+                f"table {table_id}: progressive_link {link!r} is shared with table {seen[0]}, "
+                "which offers other progressive meters; the tables of one link must offer "
+                "the same ones (the same Harmony paytable and Mystery Bonus configuration)"
+            )
+
+
 class Casino:
     def __init__(
         self,
@@ -117,6 +134,7 @@ class Casino:
         self.games: dict[str, GameTable] = {
             t.id: build_game(t, HmacDrbgSource(f"table:{t.id}")) for t in settings.tables
         }
+        _check_links(self.games)
         for table_id, game in self.games.items():
             saved = journal.load_state(table_id, "meters")
             if saved is not None:

@@ -9,7 +9,7 @@ Adding a game changes nothing here (docs/architecture.md, "Adding a game").
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from rng.shoe import Draw
@@ -79,6 +79,37 @@ class GameTable(Protocol):
 
     def meter_amounts(self) -> dict[str, int]:
         """The meters as players see them, whole minor units."""
+
+    # Linked progressives: meters a link of tables shares, kept in the journal's store
+    # (``Journal.settle_meters``); empty ``linked`` for a game with none.
+    linked: dict[str, str]  # meter name -> its key in the store
+
+    def link_signature(self) -> tuple[object, ...]:
+        """What every table of one link must agree on."""
+
+    def linked_ops(
+        self, events: Iterable[object], wagers: Mapping[tuple[str, str], int]
+    ) -> list[dict[str, Any]]:
+        """What a round step's events do to the linked meters (``wagers``: amounts by
+        (player, bet id))."""
+
+    def hit_values_for(self, ops: Iterable[Mapping[str, Any]]) -> list[int]:
+        """Fresh Must-Hit-By hit values from the certified RNG that ``ops`` may need."""
+
+    def settle_linked(
+        self,
+        ops: list[dict[str, Any]],
+        hit_values: list[int],
+        states: Mapping[str, dict[str, int] | None],
+    ) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:
+        """The shared meters after ``ops`` and the round's result (runs in the store's
+        transaction)."""
+
+    def relinked(self, events: Iterable[object], result: Mapping[str, Any]) -> list[object]:
+        """``events`` with the awards the shared meters paid."""
+
+    def restore_linked(self, states: Mapping[str, dict[str, int] | None]) -> None:
+        """Show the shared meters as the store holds them."""
 
 
 class _SeatLimits(Mapping[str, SeatLimit]):

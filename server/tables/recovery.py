@@ -13,6 +13,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from server.games.round import Phase
 from server.journal.journal import Journal, RoundStatus
@@ -76,7 +77,31 @@ def _carry_meters_forward(
     state = meters.state() if meters is not None else None
     if state:
         game.restore_meters(dict(state))
-        journal.save_state(table_id, "meters", dict(state))
+        own = game.meter_state()  # a linked meter is the link's store's, settled apart
+        if own:
+            journal.save_state(table_id, "meters", own)
+
+
+def settle_linked(
+    journal: Journal, game: GameTable, round_id: str, replayed: Replayed
+) -> list[object]:
+    """The replayed round's events with what its link's shared meters paid: settled now if
+    the table never got that far, else the result the store kept (nothing moves twice)."""
+    if not game.linked:
+        return replayed.events
+    records = journal.records(round_id)
+    wagers = {
+        (r.payload["player"], r.payload["bet_id"]): int(r.payload["amount"])
+        for r in records
+        if r.kind == "bet"
+    }
+    ops = game.linked_ops(replayed.events, wagers)
+    if not ops:
+        return replayed.events
+    apply = partial(game.settle_linked, ops, game.hit_values_for(ops))
+    result = journal.settle_meters(round_id, game.linked, apply)
+    game.restore_linked(result["states"])
+    return game.relinked(replayed.events, result)
 
 
 def recover_open_rounds(
@@ -106,9 +131,11 @@ def recover_open_rounds(
                 if replayed.engine.phase is Phase.SETTLED:
                     # Every settlement and progressive award, as the live table posts them
                     # (the keys make those already posted before the crash no-ops).
-                    for post in money_posts(round_id, replayed.events):
-                        ledger.post(post.key, post.transfers)
+                    # (a linked meter's share: settled with the link, after the table's own)
                     _carry_meters_forward(journal, game, table_id, replayed)
+                    events = settle_linked(journal, game, round_id, replayed)
+                    for post in money_posts(round_id, events):
+                        ledger.post(post.key, post.transfers)
                     outcome = "completed"
         players |= void_in_ledger(ledger, round_id)
         if outcome == "completed":

@@ -10,7 +10,9 @@ implementation of the ``Ledger`` and ``Journal`` protocols.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, Protocol
 
 from rng.errors import RngError
@@ -89,6 +91,10 @@ class TableStores:
                 return self.journal.afinish_round(round_id, STATUS[record.kind], payload_of(record))
             case fx.SaveState(key=key, state=state):
                 return self.journal.asave_state(self.table_id, key, state)
+            case fx.SettleLinked(round_id=round_id, ops=ops):
+                return self._settle_linked(round_id, list(ops))
+            case fx.ReadLinked():
+                return self._read_linked()
             case fx.ReadAvailable(account=account):
                 return self.ledger.available(account)
             case fx.Chance(request=request, hole=hole):
@@ -96,6 +102,22 @@ class TableStores:
                     return self._from_devices(effect)
                 return answer_chance(self.game, request, hole)
         raise TypeError(f"table {self.table_id} cannot perform {effect!r}")
+
+    async def _settle_linked(self, round_id: str, ops: list[dict[str, Any]]) -> Any:
+        """The shared meters take the round once (``server.games.baccarat.linked``); the hit
+        values a reset may need are drawn here, on the table's own thread, from its RNG."""
+        game = self.game
+        apply = partial(game.settle_linked, ops, game.hit_values_for(ops))
+        result = await self.journal.asettle_meters(round_id, game.linked, apply)
+        game.restore_linked(result["states"])
+        return result
+
+    async def _read_linked(self) -> dict[str, Any]:
+        keys = self.game.linked
+        states = await asyncio.to_thread(self.journal.linked_meters, list(keys.values()))
+        by_name = {name: states.get(key) for name, key in keys.items()}
+        self.game.restore_linked(by_name)
+        return by_name
 
     async def _from_devices(self, chance: fx.Chance) -> Any:
         """A device's answer (a record, ``Held``, ``Irregular``, ``Decided``), or the virtual

@@ -113,3 +113,129 @@ def test_the_awaitable_writes_are_the_same_writes(journal_at: Opener) -> None:
     again = journal_at()
     assert [r.kind for r in again.records("r1")] == ["opened", "bet", "voided"]
     assert again.player_rounds("ann") == ["r1"] and again.load_state("t", "epoch") == {"epoch": 3}
+
+
+# --- linked progressive meters (server.games.baccarat.linked) ---------------------------------
+
+
+def _linked_game(link: str = "floor") -> Any:
+    from rng.sources import HmacDrbgSource
+    from server.games.table import TableSettings
+    from server.tables.games import build_game
+
+    settings = TableSettings(
+        "t",
+        "t",
+        "baccarat",
+        options={
+            "progressive_link": link,
+            "mystery_bonus": "A-$1",
+            "side_wagers": {"heavenly_9_progressive": "", "harmony_progressive": "B"},
+        },
+    )
+    return build_game(settings, HmacDrbgSource("table:t"))
+
+
+def _op(kind: str, meter: str, n: int, wager: int = 0) -> dict[str, Any]:
+    op = {"op": kind, "meter": meter, "player": f"p{n}", "bet_id": f"b{n}"}
+    return op | {"wager": wager} if kind == "add" else op
+
+
+def test_a_round_settles_the_linked_meters_once(journal_at: Opener) -> None:
+    """The same round asked twice (recovery after a crash) gets its first result back."""
+    journal, game = journal_at(), _linked_game()
+    ops = [_op("add", "heavenly_9_progressive", 1, 105), _op("hit", "heavenly_9_progressive", 1)]
+    settle = lambda: journal.settle_meters(  # noqa: E731
+        "t.1", game.linked, lambda states: game.settle_linked(ops, game.hit_values_for(ops), states)
+    )
+    first = settle()
+    # 631b.2(i): the $10,000 seed plus 10% of 105 cents: 1,000,010.5, of which 1,000,010 paid
+    assert first["awards"] == [
+        {"meter": "heavenly_9_progressive", "player": "p1", "bet_id": "b1", "amount": 1_000_010}
+    ]
+    assert first["adds"][0]["to_meter"] == [21, 2]
+    assert settle() == first
+    state = journal.linked_meters(["floor/heavenly_9_progressive"])["floor/heavenly_9_progressive"]
+    assert state is not None and state["meter"] * 2 == (1_000_000 * 2 + 1) * state["denominator"]
+    assert [r for r, _ in journal.meter_settlements()] == ["t.1"]
+
+
+def test_tables_racing_on_one_link_lose_nothing_and_pay_each_hit_once(
+    journal_at: Opener,
+) -> None:
+    """Many tables (each its own store connection, as on several nodes) settle rounds on one
+    link at the same instant, every fourth round a Heavenly 9 jackpot: every contribution is
+    on the meter to the fraction of a cent, each hit pays exactly one winner and resets the
+    meter once, and the meter equals seed + contributions - what the hits paid."""
+    import threading
+    from fractions import Fraction
+
+    tables, rounds = 6, 12
+    journals = [journal_at() for _ in range(tables)]
+    games = [_linked_game() for _ in range(tables)]
+    barrier = threading.Barrier(tables)
+    errors: list[BaseException] = []
+
+    def play(n: int) -> None:
+        try:
+            barrier.wait()
+            for r in range(rounds):
+                ops = [_op("add", "heavenly_9_progressive", n, 101 + n + r)]
+                ops.append(_op("add", "mystery_bonus", n, 250_000 + r))  # $50 to the meter
+                if r % 4 == 3:
+                    ops.append(_op("hit", "heavenly_9_progressive", n))
+                game = games[n]
+                hits = game.hit_values_for(ops)
+                journals[n].settle_meters(
+                    f"t{n}.{r}",
+                    game.linked,
+                    lambda states, ops=ops, hits=hits, game=game: game.settle_linked(
+                        ops, hits, states
+                    ),
+                )
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=play, args=(n,)) for n in range(tables)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    results = journals[0].meter_settlements()
+    assert len(results) == tables * rounds
+    states = journals[0].linked_meters(
+        ["floor/heavenly_9_progressive", "floor/mystery_bonus", "floor/harmony_progressive"]
+    )
+    assert states["floor/harmony_progressive"] is not None  # offered, untouched: its seed
+    seeds = {"heavenly_9_progressive": 1_000_000, "mystery_bonus": 10_000}
+    for meter, seed in seeds.items():
+        added = sum(
+            (Fraction(*a["to_meter"]) + Fraction(*a["to_reserve"]))
+            for _, result in results
+            for a in result["adds"]
+            if a["meter"] == meter
+        )
+        paid = [a["amount"] for _, result in results for a in result["awards"] if a["meter"] == meter]  # fmt: skip  # noqa: E501
+        state = states[f"floor/{meter}"]
+        assert state is not None
+        held = Fraction(state["meter"] + state.get("reserve", 0), state["denominator"])
+        assert held == seed * (1 + len(paid)) + added - sum(paid), meter
+    h9_paid = [
+        a["amount"]
+        for _, result in results
+        for a in result["awards"]
+        if a["meter"] == "heavenly_9_progressive"
+    ]
+    assert len(h9_paid) == tables * (rounds // 4)  # one award per hit, never two
+    assert max(h9_paid) > 1_000_000 and min(h9_paid) >= 1_000_000
+    # 631b.6(c)(4) A-$1: a hit value in ($100, $200]; each award passed the value then held
+    mystery_paid = [
+        a["amount"]
+        for _, result in results
+        for a in result["awards"]
+        if a["meter"] == "mystery_bonus"
+    ]
+    assert len(mystery_paid) >= tables * rounds * 50 // 200 and all(10_000 < a <= 25_000 for a in mystery_paid)  # fmt: skip  # noqa: E501
+    mystery = states["floor/mystery_bonus"]
+    assert mystery is not None and 10_000 < mystery["hit_value"] <= 20_000

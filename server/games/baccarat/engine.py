@@ -246,6 +246,10 @@ class Meters:
             if key in state:
                 meter.restore(state[key])
 
+    def named(self) -> dict[str, InMemoryMeter | MustHitByMeter]:
+        """Every meter by its name (``heavenly_9_progressive``, ``mystery_bonus`` ...)."""
+        return {meter.name: meter for meter in self._all().values()}
+
     def amounts(self) -> dict[str, int]:
         """What the meters show players: whole minor units (never a hit value)."""
         return {meter.name: int(meter.amount) for meter in self._all().values()}

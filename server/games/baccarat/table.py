@@ -3,19 +3,21 @@ chose, the progressive meters, the rules players read and the registry entry."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rng.shoe_rules import BACCARAT
 from server.games.baccarat.config import ConfigError as BaccaratConfigError
 from server.games.baccarat.config import Limits, TableConfig, Variant
 from server.games.baccarat.engine import BaccaratRound, Meters
+from server.games.baccarat.linked import LINKABLE, MYSTERY, UNREACHABLE, apply_ops, link_ops, relink
 from server.games.baccarat.paytables import HARMONY_RATES
 from server.games.chance import MysteryHitRequest
 from server.games.progressives import (
     HEAVENLY_9_INCREMENT,
     HEAVENLY_9_SEED,
     MYSTERY_BONUS_CONFIGS,
+    MustHitByMeter,
 )
 from server.games.round import RoundEngine
 from server.games.table import (
@@ -43,7 +45,8 @@ class BaccaratGame(TableGame):
     Options: ``variant``, ``decks`` (6 or 8), ``automated`` (a fully automated electronic
     table: the only kind that may offer Lucky Nines), ``side_wagers`` (family → paytable
     letter, "" where the section has one table), ``mystery_bonus`` (e.g. "A-$1", 631b.6),
-    ``cards_behind_cover``.
+    ``cards_behind_cover``, ``progressive_link`` (a name: every table naming the same link
+    shares its progressive meters, on any node; ``server.games.baccarat.linked``).
     """
 
     game = "baccarat"
@@ -78,6 +81,20 @@ class BaccaratGame(TableGame):
         # The rounds ask for each Must-Hit-By hit value (631b.6(c)(3)): ``draw_mystery_hit``.
         self._randbelow = randbelow
         self.meters = Meters.asking(self.config)
+        self.link = option(settings, "progressive_link", "", str)
+        # meter name -> its key in the store, for each meter shared with the link's tables
+        self.linked: dict[str, str] = {}
+        if self.link:
+            names = [name for name in self.meters.named() if name in LINKABLE]
+            if not names:
+                raise ConfigError(
+                    f"{where}: progressive_link needs a progressive meter to share "
+                    "(heavenly_9_progressive, harmony_progressive or mystery_bonus)"
+                )
+            self.linked = {name: f"{self.link}/{name}" for name in names}
+            mystery = self.meters.mystery
+            if mystery is not None:  # the shared meter decides the Mystery Bonus
+                mystery.hit_value = UNREACHABLE
 
     def new_round(self, round_id: str, *, replay: bool = False) -> RoundEngine:
         if replay:  # a replay must not move the live meters: it plays on a copy of them
@@ -99,11 +116,71 @@ class BaccaratGame(TableGame):
         return list(self.config.spots)
 
     def meter_state(self) -> dict[str, Any] | None:
-        state = self.meters.state()
-        return dict(state) if state else None
+        # A linked meter is kept by the store for the whole link, not by the table.
+        state = {
+            key: value
+            for key, value in self.meters.state().items()
+            if getattr(self.meters, key).name not in self.linked
+        }
+        return state or None
 
     def restore_meters(self, state: dict[str, Any]) -> None:
         self.meters.restore(state)
+
+    # --- linked progressives (server.games.baccarat.linked) ---------------------------------
+
+    def link_signature(self) -> tuple[object, ...]:
+        """What every table of one link must agree on: the same meters, alike."""
+        letter = self.config.side_wagers.get("harmony_progressive")
+        return (sorted(self.linked), letter, self.config.mystery_bonus)
+
+    def linked_ops(
+        self, events: Iterable[object], wagers: Mapping[tuple[str, str], int]
+    ) -> list[dict[str, Any]]:
+        return link_ops(events, self.linked, wagers) if self.linked else []
+
+    def hit_values_for(self, ops: Iterable[Mapping[str, Any]]) -> list[int]:
+        """Must-Hit-By hit values from the certified RNG (631b.6(c)(3)), drawn on the table's
+        own thread before the shared meters are settled: one per contribution that could pass
+        the shared meter's hit value, and one for a new link's meter."""
+        mystery = self.meters.mystery
+        if mystery is None or MYSTERY not in self.linked:
+            return []
+        adds = sum(1 for op in ops if op["meter"] == MYSTERY)
+        return [self.draw_mystery_hit(mystery.request)[0] for _ in range(adds + 1)]
+
+    def settle_linked(
+        self,
+        ops: list[dict[str, Any]],
+        hit_values: list[int],
+        states: Mapping[str, dict[str, int] | None],
+    ) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:
+        """Apply a round's ``ops`` to the shared meters in ``states`` (by meter name; None: a
+        new link's meter, at its seed): the new states and the round's result."""
+        meters = Meters.asking(self.config).named()
+        for name, state in states.items():
+            if state is not None:
+                meters[name].restore(state)
+        shared = {name: meters[name] for name in self.linked}
+        result = apply_ops(shared, ops, iter(hit_values))
+        return {name: meter.state() for name, meter in shared.items()}, result
+
+    def relinked(self, events: Iterable[object], result: Mapping[str, Any]) -> list[object]:
+        return relink(events, self.linked, result)
+
+    def restore_linked(self, states: Mapping[str, dict[str, int] | None]) -> None:
+        """Show the shared meters as the store holds them (this table's copy follows them;
+        its Must-Hit-By copy keeps no hit value: the value stays in the store)."""
+        named = self.meters.named()
+        for name, state in states.items():
+            if state is None or name not in self.linked:
+                continue
+            meter = named[name]
+            if isinstance(meter, MustHitByMeter):
+                meter.restore({k: v for k, v in state.items() if k != "hit_value"})
+                meter.hit_value = UNREACHABLE
+            else:
+                meter.restore(state)
 
     def meter_amounts(self) -> dict[str, int]:
         return self.meters.amounts()

@@ -38,10 +38,12 @@ __all__ = [
     "OpenRound",
     "Post",
     "ReadAvailable",
+    "ReadLinked",
     "Refused",
     "Reply",
     "RoundFinished",
     "SaveState",
+    "SettleLinked",
     "Wait",
 ]
 
@@ -128,6 +130,20 @@ class SaveState:
 
     key: str
     state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SettleLinked:
+    """Apply a round's ``ops`` to its link's shared progressive meters, once (the answer:
+    the round's result, with the awards the shared meters paid)."""
+
+    round_id: str
+    ops: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLinked:
+    """The link's shared meters as the store holds them now (the answer: states by name)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +247,8 @@ Effect = (
     | AppendRecord
     | FinishRound
     | SaveState
+    | SettleLinked
+    | ReadLinked
     | Post
     | ReadAvailable
     | Chance

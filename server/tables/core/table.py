@@ -55,10 +55,12 @@ from server.tables.core.effects import (
     OpenRound,
     Post,
     ReadAvailable,
+    ReadLinked,
     Refused,
     Reply,
     RoundFinished,
     SaveState,
+    SettleLinked,
     Wait,
 )
 from server.tables.core.rounds import apply_record, money_posts
@@ -409,12 +411,15 @@ class TableCore:
         yield from self._save_meters()
 
     def _save_meters(self) -> Step:
-        """Persist the progressive meters after every round, and show players the amounts."""
+        """Persist the progressive meters after every round, and show players the amounts
+        (a linked meter's as the link's store holds it now, whichever table moved it)."""
         state = self.game.meter_state()
         if state is not None:
             yield from self._must(SaveState("meters", state))
-            if self.round_id is not None:
-                yield self.event(self.round_id, "meters", self.game.meter_amounts(), None)
+        if self.game.linked:
+            yield from self._must(ReadLinked())
+        if (state is not None or self.game.linked) and self.round_id is not None:
+            yield self.event(self.round_id, "meters", self.game.meter_amounts(), None)
 
     def _run_round(self) -> Step:
         if self.seq - self.epoch * SEQ_BLOCK >= SEQ_BLOCK // 2:
@@ -747,6 +752,12 @@ class TableCore:
         so they share a group commit — and once it is durable, send the events."""
         round_id = self.round_id or ""
         events = list(events)
+        if self.game.linked:  # a shared meter pays what it holds: the link's store says
+            wagers = {(p, w.bet_id): w.amount for p, ws in self._round_bets.items() for w in ws}
+            ops = self.game.linked_ops(events, wagers)
+            if ops:
+                result = yield from self._must(SettleLinked(round_id, tuple(ops)))
+                events = self.game.relinked(events, result)
         posts = money_posts(round_id, events)
         if posts:
             results = yield Wait(tuple(posts))
