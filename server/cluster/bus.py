@@ -191,7 +191,7 @@ class EventBus:
             head = heads.get(table_id)
             if head is None:
                 key = f"{self.prefix}history:{table_id}".encode()
-                head = heads[table_id] = b"*11\r\n$4\r\nXADD\r\n" + _bulk(key) + self._xadd
+                head = heads[table_id] = b"*10\r\n$4\r\nXADD\r\n" + _bulk(key) + self._xadd
             entry = b"%d-1" % seq
             seen = audience.encode() if audience else b""
             add(
