@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
+from fractions import Fraction
 
 from server.journal.pg_journal import PgJournal
 from server.pg_storage import connect
@@ -10,7 +12,7 @@ from server.wallet.ledger import OPEN_WAGERS
 from server.wallet.pg_ledger import PgLedger
 from tests.cluster.players import Acked
 
-__all__ = ["check_books"]
+__all__ = ["check_books", "check_linked_meters"]
 
 
 def check_books(database: str, acked: list[Acked]) -> None:
@@ -47,6 +49,39 @@ def check_books(database: str, acked: list[Acked]) -> None:
                 # settled (won: back to the player; lost: to the house) or returned, once
                 out = released[bet.bet_id]
                 assert out == debited, f"bet {bet}: {debited} staked, {out} released"
+    finally:
+        ledger.close()
+        journal.close()
+
+
+def check_linked_meters(database: str, seeds: Mapping[str, int]) -> dict[str, int]:
+    """Every linked meter (``seeds``: its key in the store → its seed) equals its seed
+    and every contribution less what its hits paid (each hit reseeding it once), to the
+    fraction of a cent; each round's awards are exactly its progressive transfers in the
+    ledger. Returns the contributions counted per meter."""
+    ledger, journal = PgLedger(database), PgJournal(database)
+    try:
+        results = journal.meter_settlements()
+        states = journal.linked_meters(list(seeds))
+        counted: dict[str, int] = {}
+        for key, seed in seeds.items():
+            meter = key.rpartition("/")[2]
+            adds = [a for _, r in results for a in r["adds"] if a["meter"] == meter]
+            paid = [a["amount"] for _, r in results for a in r["awards"] if a["meter"] == meter]
+            added = sum(Fraction(*a["to_meter"]) + Fraction(*a["to_reserve"]) for a in adds)
+            state = states[key]
+            assert state is not None, f"linked meter {key} was never used"
+            held = Fraction(state["meter"] + state.get("reserve", 0), state["denominator"])
+            expected = seed * (1 + len(paid)) + added - sum(paid)
+            assert held == expected, f"{key}: holds {held}, expected {expected}"
+            counted[key] = len(adds)
+        for round_id, result in results:
+            awarded = sum(int(a["amount"]) for a in result["awards"])
+            posted = sum(
+                t.amount for _, t in ledger.round_transfers(round_id) if t.kind == "progressive"
+            )
+            assert posted == awarded, f"round {round_id}: awarded {awarded}, posted {posted}"
+        return counted
     finally:
         ledger.close()
         journal.close()

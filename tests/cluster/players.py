@@ -51,6 +51,7 @@ class ChaosPlayer:
     rounds_seen: set[str] = field(default_factory=set)
     player_id: str = ""
     token: str | None = None
+    side: tuple[str, ...] = ()  # side wagers it adds to its main wager (at their minimum)
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -83,6 +84,7 @@ class ChaosPlayer:
             seat = str(joined.snapshot.seat or "")
             spots = [s.replace("{seat}", seat) for s in (rules.main_spots or rules.spots)]
             minimum = int(rules.limits["minimum"])
+            limits = {s: int(rules.spot_limits.get(s, {}).get("minimum", minimum)) for s in self.side}  # fmt: skip  # noqa: E501
             counter = 0
             while not stop.is_set():
                 try:
@@ -97,18 +99,21 @@ class ChaosPlayer:
                 elif isinstance(m, TableEvent):
                     self.rounds_seen.add(m.round)
                     if m.event == "betting_opened":
-                        counter += 1
-                        await ws.send(
-                            encode(
-                                PlaceBet(
-                                    table=self.table,
-                                    round=m.round,
-                                    bet_id=f"b{counter}-{self.rng.randrange(10**6)}",
-                                    spot=self.rng.choice(spots),
-                                    amount=minimum,
+                        bets = [(self.rng.choice(spots), minimum), *limits.items()]
+                        for spot, amount in bets:
+                            counter += 1
+                            bet_id = f"b{counter}-{self.rng.randrange(10**6)}"
+                            await ws.send(
+                                encode(
+                                    PlaceBet(
+                                        table=self.table,
+                                        round=m.round,
+                                        bet_id=bet_id,
+                                        spot=spot,
+                                        amount=amount,
+                                    )
                                 )
                             )
-                        )
                     elif (
                         m.event == "decision_requested"
                         and m.data.get("player_id") == self.player_id

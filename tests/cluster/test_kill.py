@@ -23,7 +23,7 @@ from redis import Redis
 
 from server.config import demo_config_text
 from server.pg_storage import connect
-from tests.cluster.books import check_books
+from tests.cluster.books import check_books, check_linked_meters
 from tests.cluster.nodes import Node, nginx_for, start_node
 from tests.cluster.players import ChaosPlayer
 from tests.redis_server import RedisServer
@@ -31,6 +31,24 @@ from tests.redis_server import RedisServer
 LEASE = 1.0
 BUSY = "baccarat"
 KILLS = 20
+LINK = "floor"
+LINKED = "baccarat-linked"
+LINKED_TABLE = f"""
+[[tables]]
+id = "{LINKED}"
+name = "Baccarat, linked progressives"
+game = "baccarat"
+betting_seconds = 0.8
+pause_seconds = 0.2
+[tables.options]
+progressive_link = "{LINK}"
+[tables.options.side_wagers]
+heavenly_9_progressive = ""
+harmony_progressive = "A"
+"""
+# 631b.2(i): Heavenly 9 seeded at $10,000; Harmony (631b.10(j)) sets no seed: $0.
+SEEDS = {f"{LINK}/heavenly_9_progressive": 1_000_000, f"{LINK}/harmony_progressive": 0}
+PROGRESSIVES = ("heavenly_9_progressive", "harmony_progressive")
 
 
 def cluster_config(tmp_path: Path) -> Path:
@@ -38,8 +56,10 @@ def cluster_config(tmp_path: Path) -> Path:
     text = re.sub(
         r"betting_seconds = \d+", "betting_seconds = 0.8\npause_seconds = 0.2", demo_config_text()
     )
+    # The busy table and one more share their progressive meters (a link across nodes).
+    text = text.replace('variant = "standard"\n', f'variant = "standard"\nprogressive_link = "{LINK}"\n', 1)  # fmt: skip  # noqa: E501
     config = tmp_path / "cluster.toml"
-    config.write_text(f"[cluster]\nlease_seconds = {LEASE}\n\n{text}")
+    config.write_text(f"[cluster]\nlease_seconds = {LEASE}\n\n{text}{LINKED_TABLE}")
     return config
 
 
@@ -102,6 +122,8 @@ def test_the_owner_of_a_busy_table_is_killed_twenty_times(
         with nginx_for(cluster) as nginx:
             players = [ChaosPlayer(nginx.url, t, random.Random(n)) for n, t in enumerate(tables)]
             players.append(ChaosPlayer(nginx.url, BUSY, random.Random(99)))  # busier
+            for n, table in enumerate((BUSY, LINKED, LINKED)):  # the linked meters grow
+                players.append(ChaosPlayer(nginx.url, table, random.Random(200 + n), side=PROGRESSIVES))  # fmt: skip  # noqa: E501
             stop = asyncio.Event()
             tasks = [asyncio.create_task(p.run(stop)) for p in players]
             try:
@@ -139,11 +161,15 @@ def test_the_owner_of_a_busy_table_is_killed_twenty_times(
     report = sorted(failovers)
     print(f"failover seconds over {len(report)} kills: min {report[0]:.2f}, "
           f"median {report[len(report) // 2]:.2f}, max {report[-1]:.2f}")  # fmt: skip
+    for p in players:  # shown with -s: what each player got through
+        print(f"{p.table}: {len(p.acked)} bets acknowledged, errors {p.errors}, {p.connections} connections")  # fmt: skip  # noqa: E501
     assert len(failovers) == KILLS
     assert max(failovers) <= 5.0, f"failover within the target: {report}"
     assert all(p.acked for p in players), "every game was played"
     assert len({b.round_id for b in acked if b.round_id.startswith(BUSY + ".")}) >= KILLS
     check_books(postgres_url, acked)
+    contributions = check_linked_meters(postgres_url, SEEDS)
+    assert all(contributions.values()), f"every linked meter grew: {contributions}"
 
 
 def fence_of(postgres_url: str, table_id: str) -> tuple[int, str]:
