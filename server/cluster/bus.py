@@ -67,7 +67,7 @@ class _Link:
 
     @classmethod
     async def open(cls, redis: Redis) -> _Link:
-        connection = redis.connection_pool.make_connection()
+        connection = redis.connection_pool.make_connection()  # type: ignore[no-untyped-call]
         await connection.connect()  # the URL's handshake: AUTH, SELECT, protocol, TLS
         return cls(connection)
 
