@@ -47,11 +47,13 @@ from server.cluster.rpc import NotOwner, Rpc, RpcTimeout
 from server.cluster.tables import ClusterTable
 from server.games.errors import IllegalAction
 from server.pg_storage import PgWriter
-from server.protocol.messages import TableSummary
+from server.protocol.codec import decode_server, encode
+from server.protocol.messages import Notice, TableSummary
 from server.stores import StorageError, guarded
 from server.tables.casino import Casino
 from server.tables.core import commands as cmd
 from server.tables.core.table import TABLE_UNAVAILABLE
+from server.tables.recovery import Recovered
 from server.tables.runtime import TableRuntime
 from server.tables.viewers import Fanout
 
@@ -65,6 +67,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("croupier.cluster")
+
+NOTICE_SECONDS = 7 * 24 * 3600  # a recovered round's notice waits this long for its player
 
 
 def default_node_id() -> str:
@@ -140,6 +144,7 @@ class ClusterNode:
         self._reseating: set[asyncio.Task[None]] = set()
         casino.doors = dict(self.doors)
         casino.cluster_lobby = self.lobby
+        casino.shared_notices = self.notices_for
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -430,6 +435,7 @@ class ClusterNode:
                 await self.leases.release(table_id, owner)
                 return
             self.stats.tables_taken += 1
+            await self._share_notices(recovered)
             if free_since is not None:
                 self.stats.failover_seconds.append(asyncio.get_running_loop().time() - free_since)
             log.warning(
@@ -442,6 +448,33 @@ class ClusterNode:
             log.error("cluster: taking table %s failed: %s", table_id, exc)
         finally:
             self._busy.pop(table_id, None)
+
+    # --- what recovery tells players, wherever they log in next ----------------------------
+
+    async def _share_notices(self, recovered: list[Recovered]) -> None:
+        """A recovered round's notices (``round_completed``/``round_voided``) wait in Redis
+        for each player's next ``hello`` on any node, for a week."""
+        for player in {p for item in recovered for p in item.players}:
+            notices = self.casino.notices.pop(player, [])
+            if notices:
+                key = f"{self.prefix}notices:{player}"
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.rpush(key, *(encode(n) for n in notices))
+                    pipe.expire(key, NOTICE_SECONDS)
+                    await pipe.execute()
+
+    async def notices_for(self, player_id: str) -> list[Notice]:
+        """The player's waiting notices, taken (each is delivered once)."""
+        key = f"{self.prefix}notices:{player_id}"
+        try:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.lrange(key, 0, -1)
+                pipe.delete(key)
+                frames, _ = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            log.error("cluster: notices for %s not read: %s", player_id, exc)
+            return []
+        return [cast(Notice, decode_server(frame)) for frame in frames]
 
     async def _hand_over(self, table_id: str) -> None:
         """Finish the round in play, then give the lease back."""

@@ -170,7 +170,12 @@ class _Session:
 
     async def handle(self, message: ClientMessage) -> None:
         if isinstance(message, Hello):
-            return self._hello(message)
+            self._hello(message)
+            shared = self.casino.shared_notices
+            if self.player is not None and shared is not None:  # recovered on any node
+                for notice in await shared(self.player.player_id):
+                    self.send(notice)
+            return None
         if self.player is None:
             return self.error("hello_first", "send hello before anything else", ref=message.ref)
         match message:

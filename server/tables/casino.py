@@ -16,7 +16,7 @@ import asyncio
 import logging
 import secrets
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -181,6 +181,8 @@ class Casino:
         # and the lobby as the node sees it.
         self.doors: dict[str, TableDoor] = {}
         self.cluster_lobby: Callable[[], list[TableSummary]] | None = None
+        # A cluster keeps recovery's notices where any node finds them (Redis).
+        self.shared_notices: Callable[[str], Awaitable[list[Notice]]] | None = None
         self.stations = self._stations(stations_store, ticket_key)
         self.notices: dict[str, list[Notice]] = defaultdict(list)
         self._names: dict[str, str] = {}

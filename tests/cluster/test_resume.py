@@ -8,8 +8,23 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+from websockets.asyncio.client import connect
+
 from server.net.app import Service
-from server.protocol.messages import Join, Joined, Resume, TableEvent
+from server.protocol.codec import decode_server, encode
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    BetAccepted,
+    Hello,
+    Join,
+    Joined,
+    Notice,
+    PlaceBet,
+    Resume,
+    TableEvent,
+    Welcome,
+)
 from tests.cluster.local import node, until
 from tests.net.live import Client
 from tests.redis_server import RedisServer
@@ -66,3 +81,61 @@ async def watch(service: Service, events: int) -> int:
                 seqs.append(message.seq)
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "in order, none missing"
         return seqs[-1]
+
+
+def test_a_player_whose_round_another_node_recovered_is_told_on_any_node(
+    tmp_path: Path, redis_server: RedisServer, postgres_url: str
+) -> None:
+    """The node running the table dies with the player's bet in an open round; the node that
+    takes the table over voids the round and returns the bet, and the player hears of it at
+    their next hello, whichever node the load balancer sends them to."""
+
+    async def go() -> None:
+        a = node(tmp_path, "node-a", redis_server, postgres_url)
+        await a.start()
+        b = c = None
+        try:
+            assert a.cluster is not None
+            await until(lambda: "bac-1" in a.cluster.owned)  # type: ignore[union-attr]
+            async with Client.connect(a, "ann") as ann:
+                token, ann_id = ann.welcome.token, ann.welcome.player_id
+                await ann.send(Join(table="bac-1"))
+                joined = await ann.expect(Joined)
+                round_id = joined.snapshot.round
+                await ann.send(
+                    PlaceBet(table="bac-1", round=round_id, bet_id="x", spot="banker", amount=100)
+                )
+                await ann.expect(BetAccepted)
+                assert a.cluster._task is not None  # node a dies without a word
+                a.cluster._task.cancel()
+                for table_id in list(a.cluster.owned):
+                    await a.casino.abandon(table_id)
+            b = node(tmp_path, "node-b", redis_server, postgres_url)
+            await b.start()
+            assert b.cluster is not None
+            recovered = lambda: {r.round_id: r for r in b.casino.recovered}  # noqa: E731
+            await until(lambda: round_id in recovered(), timeout=10)
+            assert recovered()[round_id].outcome == "voided"
+            assert recovered()[round_id].players == (ann_id,)
+            c = node(tmp_path, "node-c", redis_server, postgres_url)  # another node entirely
+            await c.start()
+            async with connect(f"ws://127.0.0.1:{c.port}/ws", compression=None) as ws:
+                await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token)))
+                welcome = decode_server(await ws.recv())
+                assert isinstance(welcome, Welcome) and welcome.balance == 100_000
+                notice = decode_server(await asyncio.wait_for(ws.recv(), 5))
+                assert isinstance(notice, Notice)
+                assert (notice.code, notice.table, notice.round) == ("round_voided", "bac-1", round_id)  # fmt: skip  # noqa: E501
+            async with connect(f"ws://127.0.0.1:{b.port}/ws", compression=None) as ws:
+                await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token)))
+                assert isinstance(decode_server(await ws.recv()), Welcome)
+                with pytest.raises(TimeoutError):  # told once
+                    await asyncio.wait_for(ws.recv(), 0.5)
+        finally:
+            for service in (c, b):
+                if service is not None:
+                    await service.stop()
+            a.cluster._task = None  # type: ignore[union-attr]
+            await a.stop()
+
+    asyncio.run(go())
