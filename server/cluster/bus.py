@@ -5,10 +5,12 @@ cluster").
 The owner frames each event once (the same bytes its own viewers get) and hands it to the
 bus; whatever the event loop produced in one turn goes to Redis together, in one write:
 one ``PUBLISH`` on the cluster's channel carrying the whole batch (every table's events of
-that turn), and one ``XADD`` per event to the table's capped history stream, whose entry id
-is the event's ``seq`` (``<seq>-1``: seqs only grow, across owners too, since each run of a
-table numbers its events in a block of its own). One message per turn instead of one per
-event is what lets a node take in far more events than Redis can deliver messages.
+that turn), and to each table's capped history stream one ``XADD`` of that table's events
+of the turn, whose entry id is the last of their ``seq``s (``<seq>-1``: seqs only grow,
+across owners too, since each run of a table numbers its events in a block of its own).
+One message per turn instead of one per event is what lets a node take in far more events
+than Redis can deliver messages; one history entry per table and turn instead of one per
+event is what lets the owner publish them at Redis's own pace.
 
 Every node subscribes to the channel and hands each batch but its own to ``deliver``. A node
 that joins a viewer to a table it does not run reads the events the viewer missed from the
@@ -19,7 +21,7 @@ the URL's address, credentials, database and TLS apply), then written and read d
 turn's commands are built here as one buffer of RESP and written at once, and the replies
 and the channel's messages are parsed by hiredis. Going through redis-py's pipeline and
 pub/sub objects instead cost about 20 µs of Python per event published and per message
-received — a tenth of what Redis itself can take (BENCHMARKS.md, "Cluster").
+received, and an XADD per event about 1 µs more (BENCHMARKS.md, "Cluster").
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 import msgspec
@@ -45,6 +47,7 @@ Event = tuple[str, int | None, str | None, bytes]
 
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(tuple[str, list[Event]]).decode
+_decode_kept = msgspec.msgpack.Decoder(list[Event]).decode
 _MORE = object()  # hiredis: no whole reply buffered yet
 _READ = 1 << 16
 # What a link to Redis may fail with: the connection (OSError, redis-py's errors while it
@@ -116,7 +119,7 @@ class EventBus:
         self._tasks: list[asyncio.Task[None]] = []
         self._subscribed = asyncio.Event()
         self._out: _Link | None = None  # the publishing connection
-        self._sending = asyncio.Lock()  # one batch at a time on it
+        self._sending = asyncio.Lock()
         timeout = redis.connection_pool.connection_kwargs.get("socket_timeout")
         self._timeout = float(timeout) if timeout else 5.0
         # What every command but the events themselves is made of, made once.
@@ -156,13 +159,14 @@ class EventBus:
         self._pending.append((table_id, seq, audience, frame))
 
     async def flush(self) -> None:
-        """Send what is queued now (the publishing task does it every turn)."""
-        batch, self._pending = self._pending, []
-        if not batch:
-            return
-        since = self._pending_since
-        command, replies = self._commands(batch)
-        async with self._sending:
+        """Send what is queued now (the publishing task does it every turn), after the
+        batch on its way, if any: once this returns, Redis has every event queued before."""
+        async with self._sending:  # one batch at a time; what comes meanwhile joins the next
+            batch, self._pending = self._pending, []
+            if not batch:
+                return
+            since = self._pending_since
+            command, replies = self._commands(batch)
             try:
                 async with asyncio.timeout(self._timeout):
                     if self._out is None:
@@ -181,24 +185,30 @@ class EventBus:
         self.lag = time.perf_counter() - since
 
     def _commands(self, batch: list[Event]) -> tuple[bytes, int]:
-        """The batch's PUBLISH and its events' XADDs as one buffer, and how many replies."""
+        """The batch's PUBLISH and each table's XADD of its events in the batch, as one
+        buffer; and how many replies they get."""
         payload = _encode((self.node_id, batch))
         parts = [self._publish, b"$%d\r\n" % len(payload), payload, b"\r\n"]
+        kept: dict[str, list[Event]] = {}
+        for event in batch:
+            if event[1] is not None:  # a balance frame is not kept: it has no seq
+                events = kept.get(event[0])
+                if events is None:
+                    kept[event[0]] = [event]
+                else:
+                    events.append(event)
         heads, add = self._heads, parts.append
-        for table_id, seq, audience, frame in batch:
-            if seq is None:
-                continue
+        for table_id, events in kept.items():
             head = heads.get(table_id)
             if head is None:
                 key = f"{self.prefix}history:{table_id}".encode()
-                head = heads[table_id] = b"*10\r\n$4\r\nXADD\r\n" + _bulk(key) + self._xadd
-            entry = b"%d-1" % seq
-            seen = audience.encode() if audience else b""
-            add(
-                b"%s$%d\r\n%s\r\n$1\r\na\r\n$%d\r\n%s\r\n$1\r\nf\r\n$%d\r\n%s\r\n"
-                % (head, len(entry), entry, len(seen), seen, len(frame), frame)
-            )
-        return b"".join(parts), len(parts) - 3
+                head = heads[table_id] = b"*8\r\n$4\r\nXADD\r\n" + _bulk(key) + self._xadd
+            entry = b"%d-1" % cast(int, events[-1][1])
+            data = _encode(events)
+            add(b"%s$%d\r\n%s\r\n$1\r\ne\r\n$%d\r\n" % (head, len(entry), entry, len(data)))
+            add(data)
+            add(b"\r\n")
+        return b"".join(parts), 1 + len(kept)
 
     async def _drop(self) -> None:
         link, self._out = self._out, None
@@ -257,16 +267,20 @@ class EventBus:
         """The frames after ``last_seq`` up to ``upto`` that ``player_id`` may see, from the
         table's history; None when ``last_seq`` is no longer kept (or not this run's)."""
         key = f"{self.prefix}history:{table_id}"
+        # An entry's id is its last event's seq: the first entry from ``last_seq`` on holds
+        # that event if it is still kept, and the first from ``upto`` on holds that one.
         entries: Any = await self.redis.xrange(key, min=f"{last_seq}-1", max=f"{upto}-1")
-        if not entries or _seq(entries[0][0]) != last_seq:
+        if not entries or _seq(entries[-1][0]) < upto:
+            after: Any = await self.redis.xrange(key, min=f"{upto}-2", count=1)
+            entries = [*entries, *after]
+        events = [e for _, fields in entries for e in _decode_kept(fields[b"e"])]
+        if not events or all(seq != last_seq for _, seq, _, _ in events):
             return None
-        frames = []
-        for _, fields in entries[1:]:
-            audience = fields.get(b"a") or b""
-            if audience and audience.decode() != player_id:
-                continue
-            frames.append(fields[b"f"])
-        return frames
+        return [
+            frame
+            for _, seq, audience, frame in events
+            if seq is not None and last_seq < seq <= upto and audience in (None, player_id)
+        ]
 
 
 def _seq(entry_id: bytes | str) -> int:
