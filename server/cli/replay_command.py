@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         records = journal.records(args.round_id)
         status = journal.status(args.round_id)
+        linked = journal.meter_settlement(args.round_id)  # what a linked meter paid
     finally:
         journal.close()
     if not records:
@@ -81,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     game = build_game(table, HmacDrbgSource("replay"))  # the source is never drawn from
     replayed = replay_round(game, args.round_id, records)
+    events = replayed.events
+    if linked is not None:  # the shared meters' awards, not the table copy's
+        events = game.relinked(events, linked)
     money = _money(url or data_dir / "ledger.sqlite", args.round_id)
     result = {
         "round": args.round_id,
@@ -88,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         "game": game.game,
         "status": status.value if status else None,
         "journal": [{"seq": r.seq, "kind": r.kind, **r.payload} for r in records],
-        "events": [{"event": event_name(e), **public_data(e)} for e in replayed.events],
+        "events": [{"event": event_name(e), **public_data(e)} for e in events],
         "money": money,
     }
     if args.json:

@@ -151,6 +151,14 @@ class JournalBooks:
                 states[key] = json.loads(rows[0][0])
         return states
 
+    def meter_settlement(self, round_id: str) -> dict[str, Any] | None:
+        """One round's result on its linked meters (None: it moved none)."""
+        rows = self._rows(
+            f"SELECT result FROM meter_settlements WHERE round_id = {self._param('r')}",
+            {"r": round_id},
+        )
+        return json.loads(rows[0][0]) if rows else None
+
     def meter_settlements(self) -> list[tuple[str, dict[str, Any]]]:
         """Every round's result on its linked meters (for the books' check), in round order."""
         rows = self._rows("SELECT round_id, result FROM meter_settlements ORDER BY round_id", {})

@@ -95,6 +95,9 @@ class Journal(Protocol):
     def linked_meters(self, keys: Collection[str]) -> dict[str, dict[str, int] | None]:
         """The linked meters' states by key (None: not used yet)."""
 
+    def meter_settlement(self, round_id: str) -> dict[str, Any] | None:
+        """One round's result on its linked meters (None: it moved none)."""
+
     def meter_settlements(self) -> list[tuple[str, dict[str, Any]]]:
         """Every round's result on its linked meters."""
 

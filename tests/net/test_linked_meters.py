@@ -7,12 +7,14 @@ shared database (tests/cluster)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from server.cli.main import main
 from server.games.table import ConfigError
 from server.protocol.messages import BetAccepted, Join, Joined, PlaceBet
 from server.wallet.ledger import OPEN_WAGERS
@@ -43,8 +45,10 @@ H9, MYSTERY = "floor/heavenly_9_progressive", "floor/mystery_bonus"
 HIT = 15_000  # the shared Mystery Bonus hit value the test sets: $150, in ($100, $200]
 
 
-def test_two_tables_grow_one_meter_and_a_hit_at_one_resets_it_for_both(tmp_path: Path) -> None:
-    async def play() -> None:
+def test_two_tables_grow_one_meter_and_a_hit_at_one_resets_it_for_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def play() -> str:
         async with live_service(tmp_path, linked_tables()) as service:
             journal, ledger = service.casino.journal, service.casino.ledger
             game = service.casino.games["a"]
@@ -80,6 +84,7 @@ def test_two_tables_grow_one_meter_and_a_hit_at_one_resets_it_for_both(tmp_path:
                 # wager went to the reset meter.
                 assert len(mystery) == 1 and mystery[0]["amount"] == HIT + 10
                 winner = mystery[0]["player"]
+                winner_round = next(r for r in ("a.1", "b.1") if mystery[0] in results[r]["awards"])  # fmt: skip  # noqa: E501
                 progressive = [
                     t
                     for r in ("a.1", "b.1")
@@ -109,8 +114,17 @@ def test_two_tables_grow_one_meter_and_a_hit_at_one_resets_it_for_both(tmp_path:
                 for table in ("a", "b"):  # the table keeps no copy of a linked meter
                     assert service.casino.journal.load_state(table, "meters") is None
             assert ledger.reconcile() == {} and ledger.balance(OPEN_WAGERS) == 0
+            return winner_round
 
-    asyncio.run(play())
+    winner_round = asyncio.run(play())
+    # croupier replay shows what the shared meter paid, not the table's own copy of it.
+    config = tmp_path / "tables.toml"
+    config.write_text(linked_tables())
+    args = ["replay", winner_round, "--data-dir", str(tmp_path), "--config", str(config)]
+    assert main([*args, "--json"]) == 0
+    events = json.loads(capsys.readouterr().out)["events"]
+    paid = [e["amount"] for e in events if e["event"] == "progressive_awarded"]
+    assert HIT + 10 in paid
 
 
 def test_tables_of_one_link_must_offer_the_same_meters(tmp_path: Path) -> None:
