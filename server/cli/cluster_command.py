@@ -121,7 +121,8 @@ def _print(report: dict[str, Any], *, now: float) -> None:
         print(f"  {n['node']:<24} {n.get('address', ''):<22} up {up:>6} s  {n['owns']} table(s)")
     free = sum(t["node"] is None for t in tables)
     print(f"{len(tables)} table(s), {free} free")
+    width = max((len(t["table"]) for t in tables), default=0)  # the columns line up
     for t in tables:
         holder = f"{t['node']} (token {t['token']})" if t["node"] else "free: no node holds it"
         fence = f"  fence {t['fence']}" if "fence" in t and t["fence"] is not None else ""
-        print(f"  {t['table']:<24} {holder}{fence}")
+        print(f"  {t['table']:<{width}}  {holder}{fence}")
