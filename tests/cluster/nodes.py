@@ -7,8 +7,10 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,8 +106,9 @@ def start_node(
     return node
 
 
-def nginx_for(nodes: list[Node]) -> Nginx:
-    """deploy/nginx/croupier.conf in front of the nodes (tests/cluster/nginx.py)."""
+def nginx_for(nodes: Sequence[Any]) -> Nginx:
+    """deploy/nginx/croupier.conf in front of the nodes (anything with a ``backend``, its
+    host and port; tests/cluster/nginx.py)."""
     try:
         return start_nginx([node.backend for node in nodes])
     except NginxMissing as exc:

@@ -6,7 +6,6 @@ through while the per-node pages do not."""
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -19,7 +18,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import PROTOCOL_VERSION, Hello, Welcome
 from tests.cluster import nginx as harness
-from tests.cluster.nginx import Nginx, NginxMissing, start_nginx
+from tests.cluster.nginx import NginxMissing
+from tests.cluster.nodes import nginx_for
 from tests.net import exposition
 from tests.net.processes import free_port, http_get, serve, wait_ready
 
@@ -72,15 +72,6 @@ def nodes(tmp_path: Path) -> Iterator[list[Node]]:
                 node.process.wait()
 
 
-def nginx_in_front(nodes: list[Node]) -> Nginx:
-    try:
-        return start_nginx([node.backend for node in nodes])
-    except NginxMissing as exc:
-        if os.environ.get("CI"):  # CI installs it (scripts/test): never silently skipped
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
-
-
 async def log_in(url: str, name: str) -> tuple[ClientConnection, Welcome]:
     """A player's WebSocket through nginx, and the server's welcome to its hello."""
     ws = await connect(url, compression=None, open_timeout=5)
@@ -95,7 +86,7 @@ def test_players_reach_both_nodes_through_nginx_and_the_survivor_when_one_dies(
     nodes: list[Node],
 ) -> None:
     first, second = nodes
-    with nginx_in_front(nodes) as nginx:
+    with nginx_for(nodes) as nginx:
         # The health checks pass through; one node's metrics and devices do not.
         assert http_get(nginx.http + "/healthz") == (200, "ok\n")
         assert http_get(nginx.http + "/readyz") == (200, "ready\n")
