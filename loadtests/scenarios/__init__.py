@@ -1,0 +1,1 @@
+"""Load-test scenarios, one Locust file each (loadtests/README.md)."""

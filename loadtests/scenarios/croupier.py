@@ -1,0 +1,320 @@
+"""What every load-test scenario shares: a Croupier player or spectator as a Locust user, its
+own book of the money it saw move, and the money check at the end of a run.
+
+A scenario file (``loadtests/scenarios/<name>.py``) imports ``CroupierUser`` and sets who its
+users are and how many there are; Locust runs it as usual:
+
+    locust -f loadtests/scenarios/peak_evening.py --headless --host ws://127.0.0.1:8000/ws \\
+        -u 200 -r 20 -t 5m --csv runs/peak/run
+
+Every user keeps a ``Book`` of its player's money: the balance the server welcomed it with,
+each bet the server acknowledged, each settlement and progressive award sent to it. When the
+run ends, the **money check** logs in again as every player the run made, waits for the
+rounds still in play to settle, and asks the server for the player's balance and game
+recall: the balance must be the opening balance plus everything returned less everything
+wagered (the player's own book, completed from the recall for the rounds it did not see
+end), and every recalled round must say what the player saw. With ``--croupier-data-dir`` or
+``--croupier-database`` the run also checks the whole ledger (``croupier wallet reconcile``).
+Any mismatch is a failure of the request ``money check``: Locust then exits with status 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import random
+import sys
+import time
+from typing import Any
+
+import gevent
+from locust import User, events
+
+from loadtests.scenarios.money import Book, check_money, reconcile
+from loadtests.scenarios.wsclient import Closed, WsClient
+from server.protocol.codec import decode_server, encode
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    BalanceChanged,
+    BetAccepted,
+    Decide,
+    ErrorMessage,
+    GetRules,
+    Hello,
+    Join,
+    Joined,
+    Leave,
+    PlaceBet,
+    Rules,
+    TableEvent,
+    Welcome,
+)
+
+__all__ = ["BOOKS", "CroupierUser"]
+
+WS = "WS"  # Locust's request type for every measured step
+_numbers = itertools.count()
+
+
+BOOKS: list[Book] = []  # every player this process simulated, in order
+
+
+@events.init_command_line_parser.add_listener
+def _options(parser: Any) -> None:
+    group = parser.add_argument_group("Croupier")
+    group.add_argument(
+        "--croupier-tables",
+        default=os.environ.get("CROUPIER_TABLES", ""),
+        help="table ids to spread users over (default: the scenario's)",
+    )
+    group.add_argument(
+        "--croupier-data-dir",
+        default="",
+        help="also reconcile the ledger in this data directory at the end",
+    )
+    group.add_argument(
+        "--croupier-database",
+        default="",
+        help="also reconcile the ledger in this PostgreSQL database at the end",
+    )
+    group.add_argument(
+        "--croupier-settle-seconds",
+        type=float,
+        default=30.0,
+        help="how long the money check waits for rounds in play to end",
+    )
+    group.add_argument(
+        "--croupier-source-addresses",
+        default="",
+        help="comma-separated local addresses to connect from (127.0.0.2,...)",
+    )
+
+
+def fire(name: str, start: float, exc: Exception | None = None, size: int = 0) -> None:
+    events.request.fire(  # type: ignore[no-untyped-call]
+        request_type=WS,
+        name=name,
+        response_time=(time.perf_counter() - start) * 1e3,
+        response_length=size,
+        exception=exc,
+        context={},
+    )
+
+
+class CroupierUser(User):
+    """A player (``role = "player"``) who bets on every round at its table, or a spectator
+    who watches; ``tables`` are spread over the users."""
+
+    abstract = True
+    role = "player"
+    tables: tuple[str, ...] = ("baccarat",)
+    bets_per_round = (1, 3)
+
+    def on_start(self) -> None:
+        self.n = next(_numbers)
+        self.rng = random.Random(self.n)
+        options = self.environment.parsed_options
+        chosen = [t for t in (getattr(options, "croupier_tables", "") or "").split(",") if t]
+        tables = chosen or list(self.tables)
+        self.table = tables[self.n % len(tables)]
+        sources = [
+            s for s in (getattr(options, "croupier_source_addresses", "") or "").split(",") if s
+        ]
+        self.source = sources[self.n % len(sources)] if sources else None
+        self.ws: WsClient | None = None
+        self.book: Book | None = None
+        self.refs = itertools.count(1)
+        self.sit_down()
+
+    def on_stop(self) -> None:
+        if self.ws is not None:
+            self.ws.close()
+            self.ws = None
+
+    # --- connecting ----------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host = (self.host or "ws://127.0.0.1:8000/ws").rstrip("/")
+        return host if host.endswith("/ws") else host + "/ws"
+
+    def sit_down(self, token: str | None = None, last_seq: int | None = None) -> None:
+        """Connect, say hello (a new demo player, or the one ``token`` names), read the rules
+        and join the table: one ``connect+hello+join`` request."""
+        start = time.perf_counter()
+        try:
+            self.ws = WsClient(self.url, timeout=30, source=self.source)
+            self.send(Hello(version=PROTOCOL_VERSION, name=f"locust{self.n}", token=token))
+            welcome = self.expect(Welcome)
+            self.send(GetRules(table=self.table))
+            rules = self.expect(Rules)
+            self.spots, self.main_spots = rules.spots, rules.main_spots
+            self.spot_limits, self.limits = rules.spot_limits, rules.limits
+            self.send(Join(table=self.table, role=self.role))
+            self.joined = self.expect(Joined)
+            self.seq = self.joined.snapshot.seq
+        except Exception as exc:
+            fire("connect+hello+join", start, exc)
+            raise
+        fire("connect+hello+join", start)
+        if self.role == "player" and token is None:
+            self.book = Book(
+                welcome.player_id, welcome.token or "", self.table, welcome.balance, welcome.balance
+            )
+            BOOKS.append(self.book)
+
+    def leave(self) -> None:
+        """Leave the table and hang up (churn: the next ``sit_down`` is a new player)."""
+        if self.ws is not None:
+            with contextlib.suppress(Closed):
+                self.send(Leave(table=self.table))
+            self.ws.close()
+            self.ws = None
+
+    # --- frames --------------------------------------------------------------------------------
+
+    def send(self, message: Any) -> None:
+        assert self.ws is not None
+        self.ws.send(encode(message))
+
+    def frame(self, timeout: float = 30.0) -> bytes:
+        assert self.ws is not None
+        return self.ws.recv(timeout)
+
+    def read(self, frame: bytes) -> Any:
+        """Decode one frame, and keep the book of what it says of this player's money."""
+        message = decode_server(frame)
+        book = self.book
+        if book is None:
+            return message
+        if isinstance(message, (BetAccepted, BalanceChanged)):
+            book.balance = message.balance
+        elif isinstance(message, TableEvent):
+            self.seq = message.seq
+            data = message.data
+            if message.event == "bet_accepted":
+                wager = data["wager"]
+                if wager["player_id"] == book.player_id:
+                    book.wagered[message.round] += int(wager["amount"])
+            elif message.event == "bet_cancelled":
+                wager = data["wager"]
+                if wager["player_id"] == book.player_id:
+                    book.wagered[message.round] -= int(wager["amount"])
+            elif message.event == "wager_settled":
+                settlement = data["settlement"]
+                if settlement["wager"]["player_id"] == book.player_id:
+                    book.returned[message.round] += int(settlement["returned"])
+            elif message.event == "progressive_awarded" and data.get("player_id") == book.player_id:
+                book.awarded[message.round] += int(data["amount"])
+            elif message.event in ("round_settled", "round_voided"):
+                book.settled.add(message.round)
+        return message
+
+    def expect(self, kind: type, timeout: float = 30.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.read(self.frame(max(0.01, deadline - time.monotonic())))
+            if isinstance(message, kind):
+                return message
+            if isinstance(message, ErrorMessage) and message.ref is not None:
+                raise RuntimeError(f"{message.code}: {message.message}")
+
+    # --- a round -------------------------------------------------------------------------------
+
+    def play_round(self) -> None:
+        """Follow one round from ``betting_opened`` to its end, betting as a player (each bet
+        a ``place_bet → bet_accepted`` request) and answering its decisions; a spectator only
+        counts frames (``round`` request: betting opened → the round ended)."""
+        opened: float | None = None
+        sent: dict[int, float] = {}
+        while True:
+            raw = self.frame()
+            if self.role == "spectator" and b"round_" not in raw and b"betting_opened" not in raw:
+                continue  # a spectator reads nothing else: no decode
+            message = self.read(raw)
+            ref = getattr(message, "ref", None)
+            if isinstance(message, BetAccepted | ErrorMessage) and ref in sent:
+                start = sent.pop(ref)
+                if isinstance(message, BetAccepted):
+                    fire("place_bet → bet_accepted", start, size=len(raw))
+                else:
+                    fire(
+                        "place_bet → bet_accepted",
+                        start,
+                        RuntimeError(f"{message.code}: {message.message}"),
+                    )
+                continue
+            if not isinstance(message, TableEvent):
+                continue
+            if message.event == "betting_opened":
+                opened = time.perf_counter()
+                if self.role == "player":
+                    self.bet(message.round, sent)
+            elif message.event == "decision_requested":
+                if self.book is not None and message.data.get("player_id") == self.book.player_id:
+                    options = message.data["options"]
+                    self.send(
+                        Decide(
+                            table=self.table,
+                            round=message.round,
+                            spot=message.data["spot"],
+                            decision=self.rng.choice(options),
+                        )
+                    )
+            elif message.event in ("round_settled", "round_voided") and opened is not None:
+                fire("round", opened)
+                return
+
+    def bet(self, round_id: str, sent: dict[int, float]) -> None:
+        """One to three legal bets, a main wager first where the game requires one."""
+        assert self.book is not None
+        low, high = self.bets_per_round
+        chosen: set[str] = set()
+        for n in range(self.rng.randint(low, high)):
+            pool = self.main_spots if n == 0 and self.main_spots else self.spots
+            # a boxed game's spots name the player's own box: its seat
+            spot = self.rng.choice(pool).replace("{seat}", str(self.joined.snapshot.seat or ""))
+            if spot in chosen:  # some games take one wager per spot: choose another round
+                continue
+            chosen.add(spot)
+            limits = self.spot_limits.get(spot, {})
+            minimum = limits.get("minimum", self.limits["minimum"])
+            maximum = limits.get("maximum", self.limits["maximum"])
+            unit = minimum * (5 if spot.startswith("five_adjacent") else 1)
+            most = min(maximum, unit * 5, self.book.balance // 3) // unit
+            if most < 1:
+                return
+            ref = next(self.refs)
+            sent[ref] = time.perf_counter()
+            self.send(
+                PlaceBet(
+                    table=self.table,
+                    round=round_id,
+                    bet_id=f"{round_id}-{n}",
+                    spot=spot,
+                    amount=unit * self.rng.randint(1, most),
+                    ref=ref,
+                )
+            )
+
+
+@events.test_stop.add_listener
+def _money_check(environment: Any, **kwargs: Any) -> None:
+    if not BOOKS:
+        return
+    start = time.perf_counter()
+    host = (environment.host or "ws://127.0.0.1:8000/ws").rstrip("/")
+    url = host if host.endswith("/ws") else host + "/ws"
+    settle = float(getattr(environment.parsed_options, "croupier_settle_seconds", 30.0))
+    problems = check_money(url, list(BOOKS), settle, gevent.sleep)
+    ledger = reconcile(environment.parsed_options)
+    if ledger is not None:
+        problems.append(f"the ledger does not reconcile: {ledger}")
+    for problem in problems:
+        print(f"money check: {problem}", file=sys.stderr)
+    verdict = AssertionError(f"{len(problems)} mismatches") if problems else None
+    print(f"money check: {len(BOOKS)} players, {len(problems)} mismatches", file=sys.stderr)
+    fire("money check", start, verdict)
+    if problems:
+        environment.process_exit_code = 1

@@ -1,0 +1,124 @@
+"""The money check of a load-test run (``loadtests/scenarios/croupier.py``): each simulated
+player's book of the money it saw move, checked against the server's balance and game recall
+for that player when the run ends, and the whole ledger (``croupier wallet reconcile``)
+where the run can reach the server's store. No Locust here: a test calls it directly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadtests.scenarios.wsclient import WsClient
+from server.protocol.codec import decode_server, encode
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    ErrorMessage,
+    GetRecall,
+    Hello,
+    Recall,
+    Welcome,
+)
+
+__all__ = ["Book", "check_money", "reconcile"]
+
+
+@dataclass
+class Book:
+    """One simulated player's money as the server told it to the player."""
+
+    player_id: str
+    token: str
+    table: str
+    opening: int
+    balance: int
+    wagered: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    returned: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    awarded: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    settled: set[str] = field(default_factory=set)  # rounds it saw end
+
+
+def check_money(
+    url: str, books: list[Book], settle_seconds: float, sleep: Callable[[float], Any] = time.sleep
+) -> list[str]:
+    """Every player's balance and recall against its book; the mismatches. A player whose
+    round is still in play is asked again (``sleep``: gevent's under Locust) until
+    ``settle_seconds`` have passed: the balance must be the opening balance plus everything
+    returned less everything wagered (its own book, completed from the recall for the rounds
+    it did not see end), and every recalled round it saw must say what it saw."""
+    problems: list[str] = []
+    deadline = time.monotonic() + settle_seconds
+    for book in books:
+        while True:
+            problem = _check_one(url, book)
+            if problem is None or time.monotonic() > deadline:
+                break
+            sleep(1.0)  # a round of this player's is still in play: let it end
+        if problem is not None:
+            problems.append(f"{book.player_id} at {book.table}: {problem}")
+    return problems
+
+
+def _check_one(url: str, book: Book) -> str | None:
+    ws = WsClient(url, timeout=30)
+    try:
+        ws.send(encode(Hello(version=PROTOCOL_VERSION, token=book.token)))
+        welcome = _expect(ws, Welcome)
+        ws.send(encode(GetRecall(table=book.table, ref=1)))
+        recall = _expect(ws, Recall)
+    finally:
+        ws.close()
+    recalled = {r.round: r for r in recall.rounds}
+    unseen = {r for r in book.wagered if r not in book.settled}
+    missing = unseen - set(recalled)
+    if missing:
+        return f"rounds still in play or not recalled: {sorted(missing)}"
+    for round_id, r in recalled.items():
+        if round_id in book.settled and (r.wagered, r.returned) != (
+            book.wagered[round_id],
+            book.returned[round_id],
+        ):
+            return (
+                f"recall of {round_id} says wagered {r.wagered} returned {r.returned}; the "
+                f"player saw {book.wagered[round_id]} and {book.returned[round_id]}"
+            )
+    seen = sum(book.returned[r] - book.wagered[r] for r in book.settled)
+    later = sum(recalled[r].returned - recalled[r].wagered for r in unseen)
+    expected = book.opening + seen + later + sum(book.awarded.values())
+    if welcome.balance != expected:
+        return (
+            f"balance {welcome.balance}, expected {expected} (opening {book.opening}, "
+            f"rounds seen {seen:+}, rounds ended after the run {later:+}, "
+            f"awards {sum(book.awarded.values()):+})"
+        )
+    return None
+
+
+def _expect(ws: WsClient, kind: type) -> Any:
+    while True:
+        message = decode_server(ws.recv(30))
+        if isinstance(message, kind):
+            return message
+        if isinstance(message, ErrorMessage) and message.ref is not None:
+            raise RuntimeError(f"{message.code}: {message.message}")
+
+
+def reconcile(options: Any) -> str | None:
+    """``croupier wallet reconcile`` on the store the options name (None: it reconciles)."""
+    where: list[str] = []
+    if getattr(options, "croupier_data_dir", ""):
+        where = ["--data-dir", options.croupier_data_dir]
+    elif getattr(options, "croupier_database", ""):
+        where = ["--database", options.croupier_database]
+    if not where:
+        return None
+    croupier = os.path.join(os.path.dirname(sys.executable), "croupier")
+    done = subprocess.run(
+        [croupier, "wallet", "reconcile", *where], capture_output=True, text=True, check=False
+    )
+    return None if done.returncode == 0 else (done.stdout + done.stderr).strip()

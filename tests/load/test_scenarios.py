@@ -1,0 +1,88 @@
+"""The load-test scenarios (loadtests/scenarios/) run as an operator runs them — headless
+Locust against a real ``croupier serve`` — for a few seconds each, and pass their money
+check; and the money check finds a player whose balance does not add up."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from loadtests.scenarios.money import Book, check_money
+from server.config import demo_config_text
+from tests.net.processes import free_port, serve, wait_ready
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCUST = Path(sys.executable).with_name("locust")
+SCENARIOS = sorted(p.stem for p in (ROOT / "loadtests" / "scenarios").glob("[a-z]*.py")
+                   if p.stem not in {"croupier", "money", "wsclient"})  # fmt: skip
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """The demo lobby with short rounds, on its own port and data directory."""
+    short = "betting_seconds = 1\npause_seconds = 0.2\ndecision_seconds = 2"
+    config = tmp_path / "tables.toml"
+    text = re.sub(r"(?m)^(pause|decision)_seconds = .*\n", "", demo_config_text())
+    config.write_text(re.sub(r"betting_seconds = \d+", short, text))
+    port, data = free_port(), tmp_path / "data"
+    process = serve(config, data, port)
+    try:
+        wait_ready(port)
+        yield port, data
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_a_scenario_runs_headless_and_its_money_checks(
+    scenario: str, server: tuple[int, Path], tmp_path: Path
+) -> None:
+    port, data = server
+    done = subprocess.run(
+        [str(LOCUST), "-f", f"loadtests/scenarios/{scenario}.py", "--headless",
+         "--host", f"ws://127.0.0.1:{port}/ws", "-u", "12", "-r", "12", "-t", "6s",
+         "--only-summary", "--csv", str(tmp_path / "run"),
+         "--croupier-data-dir", str(data), "--croupier-settle-seconds", "30"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    checked = re.search(r"money check: (\d+) players, 0 mismatches", done.stderr)
+    assert checked is not None and int(checked[1]) > 0, done.stderr[-3000:]
+    stats = (tmp_path / "run_stats.csv").read_text()
+    names = [line.split(",")[1] for line in stats.splitlines()[1:]]
+    assert {"place_bet → bet_accepted", "round", "connect+hello+join"} <= set(names), stats
+    failures = (tmp_path / "run_failures.csv").read_text().strip().splitlines()
+    assert len(failures) == 1, failures  # the header only
+
+
+def test_the_money_check_finds_a_balance_that_does_not_add_up(
+    server: tuple[int, Path],
+) -> None:
+    """A real player of the server, whose book says one cent more than it was welcomed with:
+    the check names the player and both figures; the true book passes."""
+    from loadtests.scenarios.wsclient import WsClient
+    from server.protocol.codec import decode_server, encode
+    from server.protocol.messages import PROTOCOL_VERSION, Hello, Welcome
+
+    port, _ = server
+    url = f"ws://127.0.0.1:{port}/ws"
+    ws = WsClient(url)
+    ws.send(encode(Hello(version=PROTOCOL_VERSION, name="checked")))
+    welcome = decode_server(ws.recv(10))
+    ws.close()
+    assert isinstance(welcome, Welcome) and welcome.token
+    true = Book(welcome.player_id, welcome.token, "baccarat", welcome.balance, welcome.balance)
+    assert check_money(url, [true], settle_seconds=0) == []
+    wrong = Book(welcome.player_id, welcome.token, "baccarat", welcome.balance + 1, 0)
+    (problem,) = check_money(url, [wrong], settle_seconds=0)
+    assert welcome.player_id in problem
+    assert f"balance {welcome.balance}, expected {welcome.balance + 1}" in problem
