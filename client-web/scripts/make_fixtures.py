@@ -285,6 +285,7 @@ SERVER: dict[str, Any] = {
                 wagered=500,
                 returned=975,
                 balance_after=None,
+                awarded=0,
             )
         ]
     ),

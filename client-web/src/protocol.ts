@@ -269,6 +269,7 @@ export interface RecalledRound {
   wagered: number;
   returned: number;
   balance_after: number | null;
+  awarded: number;
 }
 export interface Recall {
   type: "recall";

@@ -89,6 +89,36 @@ def _options(parser: Any) -> None:
         default="",
         help="comma-separated local addresses to connect from (127.0.0.2,...)",
     )
+    group.add_argument(
+        "--croupier-storm-seconds",
+        type=float,
+        default=30.0,
+        help="reconnect_storm: seconds between storms (every connection dropped at once)",
+    )
+    group.add_argument(
+        "--croupier-step-users",
+        type=int,
+        default=50,
+        help="step_to_failure: users added at each step",
+    )
+    group.add_argument(
+        "--croupier-step-seconds",
+        type=float,
+        default=30.0,
+        help="step_to_failure: how long each step lasts",
+    )
+    group.add_argument(
+        "--croupier-max-error-rate",
+        type=float,
+        default=0.001,
+        help="step_to_failure: most failed requests a step may have (0.001 = 0.1%%)",
+    )
+    group.add_argument(
+        "--croupier-max-p99-ms",
+        type=float,
+        default=50.0,
+        help="step_to_failure: highest bet-ack p99 a step may have",
+    )
 
 
 def fire(name: str, start: float, exc: Exception | None = None, size: int = 0) -> None:
@@ -110,6 +140,7 @@ class CroupierUser(User):
     role = "player"
     tables: tuple[str, ...] = ("baccarat",)
     bets_per_round = (1, 3)
+    skim = False  # a spectator that decodes only the frames that open and end rounds
 
     def on_start(self) -> None:
         self.n = next(_numbers)
@@ -153,6 +184,7 @@ class CroupierUser(User):
             self.spot_limits, self.limits = rules.spot_limits, rules.limits
             self.send(Join(table=self.table, role=self.role))
             self.joined = self.expect(Joined)
+            self.token = welcome.token
             self.seq = self.joined.snapshot.seq
         except Exception as exc:
             fire("connect+hello+join", start, exc)
@@ -185,13 +217,14 @@ class CroupierUser(User):
     def read(self, frame: bytes) -> Any:
         """Decode one frame, and keep the book of what it says of this player's money."""
         message = decode_server(frame)
+        if isinstance(message, TableEvent):
+            self.seq = message.seq  # where a resume starts from
         book = self.book
         if book is None:
             return message
         if isinstance(message, (BetAccepted, BalanceChanged)):
             book.balance = message.balance
         elif isinstance(message, TableEvent):
-            self.seq = message.seq
             data = message.data
             if message.event == "bet_accepted":
                 wager = data["wager"]
@@ -230,7 +263,7 @@ class CroupierUser(User):
         sent: dict[int, float] = {}
         while True:
             raw = self.frame()
-            if self.role == "spectator" and b"round_" not in raw and b"betting_opened" not in raw:
+            if self.skim and b"round_" not in raw and b"betting_opened" not in raw:
                 continue  # a spectator reads nothing else: no decode
             message = self.read(raw)
             ref = getattr(message, "ref", None)
@@ -287,6 +320,7 @@ class CroupierUser(User):
                 return
             ref = next(self.refs)
             sent[ref] = time.perf_counter()
+            self.book.wagered[round_id] += 0  # in play from now: the check asks the recall
             self.send(
                 PlaceBet(
                     table=self.table,

@@ -79,22 +79,21 @@ def _check_one(url: str, book: Book) -> str | None:
     if missing:
         return f"rounds still in play or not recalled: {sorted(missing)}"
     for round_id, r in recalled.items():
-        if round_id in book.settled and (r.wagered, r.returned) != (
-            book.wagered[round_id],
-            book.returned[round_id],
-        ):
+        if round_id not in book.settled:
+            continue
+        saw = (book.wagered[round_id], book.returned[round_id], book.awarded[round_id])
+        if (r.wagered, r.returned, r.awarded) != saw:
             return (
-                f"recall of {round_id} says wagered {r.wagered} returned {r.returned}; the "
-                f"player saw {book.wagered[round_id]} and {book.returned[round_id]}"
+                f"recall of {round_id} says wagered {r.wagered} returned {r.returned} "
+                f"awarded {r.awarded}; the player saw {saw[0]}, {saw[1]} and {saw[2]}"
             )
-    seen = sum(book.returned[r] - book.wagered[r] for r in book.settled)
-    later = sum(recalled[r].returned - recalled[r].wagered for r in unseen)
-    expected = book.opening + seen + later + sum(book.awarded.values())
+    seen = sum(book.returned[r] - book.wagered[r] + book.awarded[r] for r in book.settled)
+    later = sum(recalled[r].returned - recalled[r].wagered + recalled[r].awarded for r in unseen)
+    expected = book.opening + seen + later
     if welcome.balance != expected:
         return (
             f"balance {welcome.balance}, expected {expected} (opening {book.opening}, "
-            f"rounds seen {seen:+}, rounds ended after the run {later:+}, "
-            f"awards {sum(book.awarded.values()):+})"
+            f"rounds seen {seen:+}, rounds ended after the run {later:+}, awards included)"
         )
     return None
 

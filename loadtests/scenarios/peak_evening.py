@@ -53,6 +53,7 @@ class Player(CroupierUser):
 class Spectator(CroupierUser):
     weight = 3
     role = "spectator"
+    skim = True
     tables = FLOOR
     wait_time = between(1.0, 5.0)
 

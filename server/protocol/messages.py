@@ -341,6 +341,7 @@ class RecalledRound(msgspec.Struct, frozen=True):
     wagered: int
     returned: int
     balance_after: int | None
+    awarded: int = 0  # progressive awards paid to the player in the round (the ledger's)
 
 
 class Recall(_Message, tag="recall"):

@@ -548,4 +548,11 @@ class Casino:
             wagered=wagered,
             returned=returned,
             balance_after=None,
+            # what the ledger paid the player from the progressive meters (a linked meter's
+            # award is the shared meter's, which only the ledger and its store know)
+            awarded=sum(
+                t.amount
+                for _, t in self.ledger.round_transfers(round_id)
+                if t.kind == "progressive" and t.destination == player_account(player_id)
+            ),
         )

@@ -4,6 +4,7 @@ check; and the money check finds a player whose balance does not add up."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -23,13 +24,17 @@ SCENARIOS = sorted(p.stem for p in (ROOT / "loadtests" / "scenarios").glob("[a-z
                    if p.stem not in {"croupier", "money", "wsclient"})  # fmt: skip
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """The demo lobby with short rounds, on its own port and data directory."""
+def short_rounds(text: str) -> str:
+    """A table file with one-second betting windows and short pauses and decisions."""
     short = "betting_seconds = 1\npause_seconds = 0.2\ndecision_seconds = 2"
+    text = re.sub(r"(?m)^(pause|decision)_seconds = .*\n", "", text)
+    return re.sub(r"betting_seconds = \d+", short, text)
+
+
+@contextlib.contextmanager
+def running(tmp_path: Path, text: str) -> Iterator[tuple[int, Path]]:
     config = tmp_path / "tables.toml"
-    text = re.sub(r"(?m)^(pause|decision)_seconds = .*\n", "", demo_config_text())
-    config.write_text(re.sub(r"betting_seconds = \d+", short, text))
+    config.write_text(short_rounds(text))
     port, data = free_port(), tmp_path / "data"
     process = serve(config, data, port)
     try:
@@ -40,26 +45,38 @@ def server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         process.wait(20)
 
 
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """The demo lobby with short rounds, on its own port and data directory."""
+    with running(tmp_path, demo_config_text()) as served:
+        yield served
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_a_scenario_runs_headless_and_its_money_checks(
-    scenario: str, server: tuple[int, Path], tmp_path: Path
-) -> None:
-    port, data = server
-    done = subprocess.run(
-        [str(LOCUST), "-f", f"loadtests/scenarios/{scenario}.py", "--headless",
-         "--host", f"ws://127.0.0.1:{port}/ws", "-u", "12", "-r", "12", "-t", "6s",
-         "--only-summary", "--csv", str(tmp_path / "run"),
-         "--croupier-data-dir", str(data), "--croupier-settle-seconds", "30"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+def test_a_scenario_runs_headless_and_its_money_checks(scenario: str, tmp_path: Path) -> None:
+    """Each scenario against the tables it is written for: its own table file where it has
+    one (loadtests/scenarios/<name>.toml), else the demo lobby."""
+    own = ROOT / "loadtests" / "scenarios" / f"{scenario}.toml"
+    text = own.read_text() if own.exists() else demo_config_text()
+    with running(tmp_path, text) as (port, data):
+        done = subprocess.run(
+            [str(LOCUST), "-f", f"loadtests/scenarios/{scenario}.py", "--headless",
+             "--host", f"ws://127.0.0.1:{port}/ws", "-u", "12", "-r", "12", "-t", "6s",
+             "--croupier-step-users", "12", "--croupier-storm-seconds", "3",
+             "--only-summary", "--csv", str(tmp_path / "run"),
+             "--croupier-data-dir", str(data), "--croupier-settle-seconds", "30"],
+            cwd=ROOT, capture_output=True, text=True, timeout=180, check=False,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     checked = re.search(r"money check: (\d+) players, 0 mismatches", done.stderr)
     assert checked is not None and int(checked[1]) > 0, done.stderr[-3000:]
     stats = (tmp_path / "run_stats.csv").read_text()
-    names = [line.split(",")[1] for line in stats.splitlines()[1:]]
-    assert {"place_bet → bet_accepted", "round", "connect+hello+join"} <= set(names), stats
+    names = {line.split(",")[1] for line in stats.splitlines()[1:]}
+    assert {"place_bet → bet_accepted", "round", "connect+hello+join"} <= names, stats
+    if scenario == "reconnect_storm":
+        assert "reconnect+resume" in names, stats
     failures = (tmp_path / "run_failures.csv").read_text().strip().splitlines()
     assert len(failures) == 1, failures  # the header only
 
