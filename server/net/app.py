@@ -15,6 +15,7 @@ import http
 import json
 import logging
 import mimetypes
+import resource
 import signal
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -52,6 +53,20 @@ __all__ = ["JsonLogFormatter", "Service", "configure_logging", "tune_gc"]
 log = logging.getLogger("croupier.server")
 MAX_FRAME = 64 * 1024  # bytes; a larger frame closes the connection with 1009
 CLIENT_DIST = Path(__file__).resolve().parents[2] / "client-web" / "dist"
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _resident_bytes() -> float:
+    """The resident set size now (``/proc/self/statm``; the peak where there is no /proc)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class JsonLogFormatter(logging.Formatter):
@@ -212,6 +227,18 @@ class Service:
             "croupier_open_wagers_minor_units",
             "Money held in open wagers (debited, not yet settled), in minor units",
             lambda: self.ledger.balance("wagers:open"),
+        )
+        # The process's own cost, the standard names: what a load test samples beside its
+        # own figures (loadtests/README.md, "The report").
+        self.metrics.counted(
+            "process_cpu_seconds_total",
+            "CPU time this server process has used, user and system, in seconds",
+            _cpu_seconds,
+        )
+        self.metrics.gauge(
+            "process_resident_memory_bytes",
+            "Memory this server process holds in RAM (resident set size), in bytes",
+            _resident_bytes,
         )
 
     async def _handler(self, ws: ServerConnection) -> None:
