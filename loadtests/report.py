@@ -1,4 +1,5 @@
-"""Write a benchmark's results into its own section of BENCHMARKS.md.
+"""Write a benchmark's results into its own section of BENCHMARKS.md; as a command
+(``python -m loadtests.report RUN_DIR``), write a load-test run's report (``run_report``).
 
 Each benchmark owns the text between ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``
 and replaces only that, so benchmarks run separately keep each other's figures.
@@ -37,3 +38,23 @@ def write_section(name: str, body: str, path: Path = BENCHMARKS) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     path.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m loadtests.report RUN_DIR``: a load-test run's report (``run_report``)."""
+    import argparse
+
+    from loadtests.run_report import report
+
+    parser = argparse.ArgumentParser(prog="python -m loadtests.report")
+    parser.add_argument("run_dir", type=Path, help="the folder of a run's --csv files")
+    args = parser.parse_args(argv)
+    try:
+        print(report(args.run_dir))
+    except FileNotFoundError as exc:
+        parser.exit(2, f"{parser.prog}: {exc}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

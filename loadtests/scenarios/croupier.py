@@ -26,6 +26,7 @@ import os
 import random
 import sys
 import time
+import urllib.request
 from typing import Any
 
 import gevent
@@ -88,6 +89,11 @@ def _options(parser: Any) -> None:
         "--croupier-source-addresses",
         default="",
         help="comma-separated local addresses to connect from (127.0.0.2,...)",
+    )
+    group.add_argument(
+        "--croupier-metrics",
+        default="",
+        help="the servers' /metrics URLs to sample into PREFIX_server.csv (default: the host's)",
     )
     group.add_argument(
         "--croupier-storm-seconds",
@@ -331,6 +337,50 @@ class CroupierUser(User):
                     ref=ref,
                 )
             )
+
+
+# --- the server's own figures, beside Locust's ----------------------------------------------
+
+_SAMPLED = (
+    "process_cpu_seconds_total",
+    "process_resident_memory_bytes",
+    "croupier_connections_open",
+)
+
+
+@events.test_start.add_listener
+def _sample_servers(environment: Any, **kwargs: Any) -> None:
+    """Every 2 s, each server's CPU seconds, memory and connections from its ``/metrics``,
+    into ``PREFIX_server.csv`` (``--csv PREFIX``) for ``python -m loadtests.report``."""
+    options = environment.parsed_options
+    prefix = getattr(options, "csv_prefix", None)
+    if not prefix or type(environment.runner).__name__ == "WorkerRunner":
+        return
+    urls = [u for u in (getattr(options, "croupier_metrics", "") or "").split(",") if u]
+    if not urls:
+        host = (environment.host or "ws://127.0.0.1:8000/ws").removesuffix("/ws")
+        urls = [host.replace("wss://", "https://").replace("ws://", "http://") + "/metrics"]
+    gevent.spawn(_sample, urls, f"{prefix}_server.csv")
+
+
+def _sample(urls: list[str], path: str) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("timestamp,server," + ",".join(_SAMPLED) + "\n")
+        while True:
+            for url in urls:
+                try:
+                    with urllib.request.urlopen(url, timeout=2) as response:
+                        text = response.read().decode()
+                except OSError:
+                    continue
+                values = dict.fromkeys(_SAMPLED, "")
+                for line in text.splitlines():
+                    name, _, value = line.partition(" ")
+                    if name in values:
+                        values[name] = value
+                out.write(f"{time.time():.1f},{url}," + ",".join(values.values()) + "\n")
+            out.flush()
+            gevent.sleep(2.0)
 
 
 @events.test_stop.add_listener
