@@ -6,17 +6,12 @@ Each one starts real server and client processes on loopback, so they are marked
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from loadtests import bench_betack, bench_connections, bench_fanout
-from loadtests.wsload import RawClient, client_frame, server_frame, tables_toml
+from loadtests.wsload import RawClient, client_frame, server_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -68,72 +63,3 @@ def test_betack_benchmark_runs_and_renders(tmp_path: Path) -> None:
     assert idle["acks"] > 0 and loaded["acks"] > 0
     text = bench_betack.render(result, 20, 2, [200.0], 1.5, 2, 0.1)
     assert "p99" in text and "under broadcast" in text
-
-
-@pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="locust not installed")
-def test_locust_scenario_plays_rounds(tmp_path: Path) -> None:
-    """Headless locust against ``croupier serve`` with a fast table; every request succeeds.
-    (Run in a subprocess: locust monkey-patches the process with gevent.)"""
-    config = tmp_path / "fast.toml"
-    config.write_text(tables_toml(["fast"], betting=1, pause=0))
-    port = bench_connections.free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "server.cli.main",
-            "serve",
-            "--config",
-            str(config),
-            "--port",
-            str(port),
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if bench_connections._get(port, "/readyz") == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline and server.poll() is None
-            time.sleep(0.1)
-        locust = Path(sys.executable).with_name("locust")
-        done = subprocess.run(
-            [
-                str(locust),
-                "-f",
-                "loadtests/locustfile.py",
-                "--host",
-                f"ws://127.0.0.1:{port}",
-                "--headless",
-                "-u",
-                "2",
-                "-r",
-                "2",
-                "-t",
-                "6s",
-                "--only-summary",
-                "--csv",
-                str(tmp_path / "run"),
-            ],
-            cwd=ROOT,
-            env={**os.environ, "CROUPIER_TABLES": "fast"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        stats = (tmp_path / "run_stats.csv").read_text()
-        assert "place_bet → bet_accepted" in stats, done.stderr[-2000:]
-        assert "connect+hello+join" in stats
-        failures = (tmp_path / "run_failures.csv").read_text().strip().splitlines()
-        assert len(failures) <= 1, failures  # the header only
-    finally:
-        server.terminate()
-        server.wait(20)
