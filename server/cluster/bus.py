@@ -67,6 +67,8 @@ class _Link:
         self.reader: asyncio.StreamReader = connection._reader
         self.writer: asyncio.StreamWriter = connection._writer
         self.parser = hiredis.Reader(notEnoughData=_MORE)
+        self.waiting_since: float | None = None  # (monotonic) replies awaited since
+        self.timed_out = False
 
     @classmethod
     async def open(cls, redis: Redis) -> _Link:
@@ -81,6 +83,8 @@ class _Link:
         """Hand hiredis what has come in (waiting for something when nothing has)."""
         data = await self.reader.read(_READ)
         if not data:
+            if self.timed_out:
+                raise TimeoutError("Redis did not answer in time")
             raise ConnectionError("Redis closed the connection")
         self.parser.feed(data)
 
@@ -94,6 +98,11 @@ class _Link:
             if not count:
                 return
             await self.feed()
+
+    def abort(self) -> None:
+        """Give up waiting: whoever reads gets ``TimeoutError``."""
+        self.timed_out = True
+        self.writer.transport.abort()
 
     async def close(self) -> None:
         with contextlib.suppress(*_LINK_ERRORS):
@@ -137,6 +146,7 @@ class EventBus:
         self._tasks = [
             asyncio.create_task(self._flush_loop(), name="bus:publish"),
             asyncio.create_task(self._listen_loop(), name="bus:listen"),
+            asyncio.create_task(self._watch(), name="bus:watch"),
         ]
         await asyncio.wait_for(self._subscribed.wait(), 10)
 
@@ -168,11 +178,13 @@ class EventBus:
             since = self._pending_since
             command, replies = self._commands(batch)
             try:
-                async with asyncio.timeout(self._timeout):
-                    if self._out is None:
-                        self._out = await _Link.open(self.redis)
-                    self._out.write(command)
-                    await self._out.skip(replies)
+                if self._out is None:
+                    self._out = await _Link.open(self.redis)  # its own connect timeouts
+                link = self._out
+                link.waiting_since = time.monotonic()  # (``_watch`` keeps the time)
+                link.write(command)
+                await link.skip(replies)
+                link.waiting_since = None
             except _LINK_ERRORS as exc:
                 await self._drop()
                 self.publish_failures += 1
@@ -214,6 +226,17 @@ class EventBus:
         link, self._out = self._out, None
         if link is not None:
             await link.close()
+
+    async def _watch(self) -> None:
+        """Abort the publishing connection when Redis has not answered a batch within the
+        client's socket timeout (one timer for the bus: one per batch cost more than the
+        rest of the batch's own work)."""
+        while True:
+            await asyncio.sleep(self._timeout / 4)
+            link = self._out
+            since = link.waiting_since if link is not None else None
+            if link is not None and since is not None and time.monotonic() - since > self._timeout:
+                link.abort()
 
     async def _flush_loop(self) -> None:
         while True:
