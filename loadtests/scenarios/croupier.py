@@ -59,6 +59,7 @@ _numbers = itertools.count()
 
 
 BOOKS: list[Book] = []  # every player this process simulated, in order
+FULL = [0]  # players who found every table full and watched instead
 
 
 @events.init_command_line_parser.add_listener
@@ -149,12 +150,15 @@ class CroupierUser(User):
     skim = False  # a spectator that decodes only the frames that open and end rounds
 
     def on_start(self) -> None:
-        self.n = next(_numbers)
+        # Users are numbered per process; a worker's index keeps each user's choices its own
+        # when several Locust processes run the scenario.
+        worker = getattr(self.environment.runner, "worker_index", 0) or 0
+        self.n = next(_numbers) + 1_000_000 * worker
         self.rng = random.Random(self.n)
         options = self.environment.parsed_options
         chosen = [t for t in (getattr(options, "croupier_tables", "") or "").split(",") if t]
-        tables = chosen or list(self.tables)
-        self.table = tables[self.n % len(tables)]
+        self.choices = chosen or list(self.tables)
+        self.table = self.rng.choice(self.choices)
         sources = [
             s for s in (getattr(options, "croupier_source_addresses", "") or "").split(",") if s
         ]
@@ -184,12 +188,11 @@ class CroupierUser(User):
             self.ws = WsClient(self.url, timeout=30, source=self.source)
             self.send(Hello(version=PROTOCOL_VERSION, name=f"locust{self.n}", token=token))
             welcome = self.expect(Welcome)
-            self.send(GetRules(table=self.table))
+            self.joined = self.join()
+            self.send(GetRules(table=self.table))  # the table it sat at
             rules = self.expect(Rules)
             self.spots, self.main_spots = rules.spots, rules.main_spots
             self.spot_limits, self.limits = rules.spot_limits, rules.limits
-            self.send(Join(table=self.table, role=self.role))
-            self.joined = self.expect(Joined)
             self.token = welcome.token
             self.seq = self.joined.snapshot.seq
         except Exception as exc:
@@ -201,6 +204,26 @@ class CroupierUser(User):
                 welcome.player_id, welcome.token or "", self.table, welcome.balance, welcome.balance
             )
             BOOKS.append(self.book)
+
+    def join(self) -> Joined:
+        """Sit down at the table; a player who finds it full tries the scenario's other tables
+        in turn (as a player walks the floor), and watches the first if every one is full."""
+        tables = [self.table] + [t for t in dict.fromkeys(self.choices) if t != self.table]
+        for table in tables:
+            self.send(Join(table=table, role=self.role))
+            try:
+                joined: Joined = self.expect(Joined)
+            except RuntimeError as exc:
+                if self.role != "player" or not str(exc).startswith("table_full"):
+                    raise
+                continue
+            self.table = joined.table
+            return joined
+        self.role, self.table = "spectator", tables[0]  # nowhere to sit: it watches
+        FULL[0] += 1
+        self.send(Join(table=self.table, role="spectator"))
+        watching: Joined = self.expect(Joined)
+        return watching
 
     def leave(self) -> None:
         """Leave the table and hang up (churn: the next ``sit_down`` is a new player)."""
@@ -256,7 +279,7 @@ class CroupierUser(User):
             message = self.read(self.frame(max(0.01, deadline - time.monotonic())))
             if isinstance(message, kind):
                 return message
-            if isinstance(message, ErrorMessage) and message.ref is not None:
+            if isinstance(message, ErrorMessage):  # the answer to the request just sent
                 raise RuntimeError(f"{message.code}: {message.message}")
 
     # --- a round -------------------------------------------------------------------------------
@@ -383,22 +406,81 @@ def _sample(urls: list[str], path: str) -> None:
             gevent.sleep(2.0)
 
 
-@events.test_stop.add_listener
-def _money_check(environment: Any, **kwargs: Any) -> None:
-    if not BOOKS:
-        return
-    start = time.perf_counter()
+def _url(environment: Any) -> str:
     host = (environment.host or "ws://127.0.0.1:8000/ws").rstrip("/")
-    url = host if host.endswith("/ws") else host + "/ws"
+    return host if host.endswith("/ws") else host + "/ws"
+
+
+def _check_books(environment: Any) -> list[str]:
+    """This process's players checked; the mismatches (printed)."""
     settle = float(getattr(environment.parsed_options, "croupier_settle_seconds", 30.0))
-    problems = check_money(url, list(BOOKS), settle, gevent.sleep)
-    ledger = reconcile(environment.parsed_options)
-    if ledger is not None:
-        problems.append(f"the ledger does not reconcile: {ledger}")
+    problems = check_money(_url(environment), list(BOOKS), settle, gevent.sleep)
     for problem in problems:
         print(f"money check: {problem}", file=sys.stderr)
-    verdict = AssertionError(f"{len(problems)} mismatches") if problems else None
-    print(f"money check: {len(BOOKS)} players, {len(problems)} mismatches", file=sys.stderr)
-    fire("money check", start, verdict)
+    return problems
+
+
+def _verdict(environment: Any, players: int, problems: list[str], start: float) -> None:
+    """The run's money check, with the ledger's: a failed request and exit status 1."""
+    ledger = reconcile(environment.parsed_options)
+    if ledger is not None:
+        problems = [*problems, f"the ledger does not reconcile: {ledger}"]
+        print(f"money check: {problems[-1]}", file=sys.stderr)
+    print(f"money check: {players} players, {len(problems)} mismatches", file=sys.stderr)
+    fire("money check", start, AssertionError(f"{len(problems)} mismatches") if problems else None)
     if problems:
         environment.process_exit_code = 1
+
+
+# A distributed run (--master, --worker, --processes): the master asks every worker to stop
+# its users and check its own players, and waits for their answers before it quits, so a
+# worker's mismatch fails the master's run.
+_answers: list[dict[str, Any]] = []
+
+
+@events.init.add_listener
+def _distributed(environment: Any, **kwargs: Any) -> None:
+    runner = environment.runner
+    kind = type(runner).__name__
+    if kind == "WorkerRunner":
+
+        def check(environment: Any, msg: Any, **kwargs: Any) -> None:
+            def run() -> None:
+                environment.runner.stop()  # no user bets while its player is checked
+                problems = _check_books(environment)
+                answer = {"players": len(BOOKS), "problems": problems}
+                environment.runner.send_message("croupier_money", answer)
+
+            gevent.spawn(run)
+
+        runner.register_message("croupier_check", check)
+    elif kind == "MasterRunner":
+        runner.register_message(
+            "croupier_money", lambda environment, msg, **kwargs: _answers.append(msg.data)
+        )
+
+
+@events.test_stop.add_listener
+def _money_check(environment: Any, **kwargs: Any) -> None:
+    runner = environment.runner
+    kind = type(runner).__name__
+    start = time.perf_counter()
+    if kind == "WorkerRunner":
+        return  # the master asks (above)
+    if kind == "MasterRunner":
+        workers = len(runner.clients)
+        _answers.clear()
+        runner.send_message("croupier_check", None)
+        settle = float(getattr(environment.parsed_options, "croupier_settle_seconds", 30.0))
+        deadline = time.monotonic() + settle * 2 + 60
+        while len(_answers) < workers and time.monotonic() < deadline:
+            gevent.sleep(0.2)
+        problems = [p for answer in _answers for p in answer["problems"]]
+        if len(_answers) < workers:
+            problems.append(f"{workers - len(_answers)} workers never answered the money check")
+        _verdict(environment, sum(a["players"] for a in _answers), problems, start)
+        return
+    if BOOKS:
+        _verdict(environment, len(BOOKS), _check_books(environment), start)
+    if FULL[0]:
+        print(f"{FULL[0]} players found every table full and watched instead", file=sys.stderr)
