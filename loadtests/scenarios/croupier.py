@@ -347,19 +347,21 @@ class CroupierUser(User):
             most = min(maximum, unit * 5, self.book.balance // 3) // unit
             if most < 1:
                 return
-            ref = next(self.refs)
-            sent[ref] = time.perf_counter()
-            self.book.wagered[round_id] += 0  # in play from now: the check asks the recall
-            self.send(
-                PlaceBet(
-                    table=self.table,
-                    round=round_id,
-                    bet_id=f"{round_id}-{n}",
-                    spot=spot,
-                    amount=unit * self.rng.randint(1, most),
-                    ref=ref,
-                )
+            self.place(round_id, f"{round_id}-{n}", spot, unit * self.rng.randint(1, most), sent)
+
+    def place(
+        self, round_id: str, bet_id: str, spot: str, amount: int, sent: dict[int, float]
+    ) -> None:
+        """Send one bet, timed from now (``sent``: its ref → when it went out)."""
+        assert self.book is not None
+        ref = next(self.refs)
+        sent[ref] = time.perf_counter()
+        self.book.wagered[round_id] += 0  # in play from now: the check asks the recall
+        self.send(
+            PlaceBet(
+                table=self.table, round=round_id, bet_id=bet_id, spot=spot, amount=amount, ref=ref
             )
+        )
 
 
 # --- the server's own figures, beside Locust's ----------------------------------------------

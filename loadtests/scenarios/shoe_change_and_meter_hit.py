@@ -17,13 +17,12 @@ progressive award: it would not have tested what it is for.
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 from locust import between, events, task
 
 from loadtests.scenarios.croupier import CroupierUser
-from server.protocol.messages import PlaceBet, TableEvent
+from server.protocol.messages import TableEvent
 
 TABLES = ("meter-1", "meter-2")
 SEEN = {"shoe_shuffled": 0, "progressive_awarded": 0}
@@ -57,19 +56,7 @@ class Player(CroupierUser):
             ("heavenly_9_progressive", max(large, h9.get("minimum", minimum))),
         ]
         for n, (spot, amount) in enumerate(bets):
-            ref = next(self.refs)
-            sent[ref] = time.perf_counter()
-            self.book.wagered[round_id] += 0  # in play from now: the check asks the recall
-            self.send(
-                PlaceBet(
-                    table=self.table,
-                    round=round_id,
-                    bet_id=f"{round_id}-{n}",
-                    spot=spot,
-                    amount=amount,
-                    ref=ref,
-                )
-            )
+            self.place(round_id, f"{round_id}-{n}", spot, amount, sent)
 
 
 class Spectator(CroupierUser):
