@@ -90,6 +90,17 @@ def next_epoch(journal: Journal, table_id: str) -> int:
     return epoch
 
 
+def _load_meters(journal: Journal, table_id: str, game: GameTable) -> None:
+    """The table's own meters as it saved them, and its link's as the store holds them now
+    (players see the shared amounts from the first snapshot on)."""
+    saved = journal.load_state(table_id, "meters")
+    if saved is not None:
+        game.restore_meters(saved)
+    if game.linked:
+        states = journal.linked_meters(list(game.linked.values()))
+        game.restore_linked({name: states.get(key) for name, key in game.linked.items()})
+
+
 def _check_links(games: Mapping[str, GameTable]) -> None:
     """Every table of one progressive link shares its meters, so they must offer the same
     ones, alike (a Harmony paytable, a Mystery Bonus configuration)."""
@@ -136,9 +147,7 @@ class Casino:
         }
         _check_links(self.games)
         for table_id, game in self.games.items():
-            saved = journal.load_state(table_id, "meters")
-            if saved is not None:
-                game.restore_meters(saved)  # the jackpots carry on across restarts
+            _load_meters(journal, table_id, game)  # the jackpots carry on across restarts
         # Devices (docs/devices.md): one hub for the whole server, and each table with devices
         # answers its chance requests from them.
         link = settings.device_link
@@ -316,9 +325,7 @@ class Casino:
 
         def recover() -> tuple[list[Recovered], TableRuntime]:
             game = build_game(settings, HmacDrbgSource(f"table:{table_id}"))
-            saved = journal.load_state(table_id, "meters")
-            if saved is not None:
-                game.restore_meters(saved)
+            _load_meters(journal, table_id, game)
             recovered = recover_open_rounds(
                 journal, ledger, {table_id: game}, self._announce, tables={table_id}
             )

@@ -117,6 +117,17 @@ def test_two_tables_grow_one_meter_and_a_hit_at_one_resets_it_for_both(
             return winner_round
 
     winner_round = asyncio.run(play())
+
+    async def restart() -> dict[str, int]:
+        async with live_service(tmp_path, linked_tables()) as service:
+            async with Client.connect(service, "cleo") as cleo:
+                await cleo.send(Join(table="b"))
+                joined = await cleo.expect(Joined)
+                return dict(joined.snapshot.meters)
+
+    # After a restart a table shows its link's meters from the first snapshot on.
+    shown = asyncio.run(restart())
+    assert shown["mystery_bonus"] == 10_010 and "hit_value" not in str(shown)
     # croupier replay shows what the shared meter paid, not the table's own copy of it.
     config = tmp_path / "tables.toml"
     config.write_text(linked_tables())
