@@ -119,11 +119,13 @@ def test_two_tables_grow_one_meter_and_a_hit_at_one_resets_it_for_both(
     winner_round = asyncio.run(play())
 
     async def restart() -> dict[str, int]:
-        async with live_service(tmp_path, linked_tables()) as service:
-            async with Client.connect(service, "cleo") as cleo:
-                await cleo.send(Join(table="b"))
-                joined = await cleo.expect(Joined)
-                return dict(joined.snapshot.meters)
+        async with (
+            live_service(tmp_path, linked_tables()) as service,
+            Client.connect(service, "cleo") as cleo,
+        ):
+            await cleo.send(Join(table="b"))
+            joined = await cleo.expect(Joined)
+            return dict(joined.snapshot.meters)
 
     # After a restart a table shows its link's meters from the first snapshot on.
     shown = asyncio.run(restart())
