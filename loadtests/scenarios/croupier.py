@@ -180,10 +180,13 @@ class CroupierUser(User):
         host = (self.host or "ws://127.0.0.1:8000/ws").rstrip("/")
         return host if host.endswith("/ws") else host + "/ws"
 
-    def sit_down(self, token: str | None = None, last_seq: int | None = None) -> None:
+    def sit_down(self, token: str | None = None) -> None:
         """Connect, say hello (a new demo player, or the one ``token`` names), read the rules
         and join the table: one ``connect+hello+join`` request."""
         start = time.perf_counter()
+        self.role = type(self).role  # a player who last found every table full tries again
+        if token is None:
+            self.book = None  # a new player: its book starts once it is welcomed
         try:
             self.ws = WsClient(self.url, timeout=30, source=self.source)
             self.send(Hello(version=PROTOCOL_VERSION, name=f"locust{self.n}", token=token))
