@@ -68,6 +68,10 @@ __all__ = [
 
 log = logging.getLogger("croupier.cluster")
 
+# Leaving (SIGTERM) waits this long for the tables' rounds to finish and be handed over,
+# then stops what is left as a crash would (deploy/: a 30 s grace period covers it).
+LEAVE_SECONDS = 20.0
+BUS_STOP_SECONDS = 5.0  # and this long for the last events to reach Redis
 NOTICE_SECONDS = 7 * 24 * 3600  # a recovered round's notice waits this long for its player
 
 
@@ -188,8 +192,25 @@ class ClusterNode:
             await self.leases.leave(self.node_id)
         except RedisError:
             log.warning("cluster: Redis unreachable while leaving; the record expires alone")
-        await asyncio.gather(*(self._hand_over(t) for t in list(self.owned)))
-        await self.bus.stop()
+        handing = [asyncio.create_task(self._hand_over(t)) for t in list(self.owned)]
+        if handing:
+            _, late = await asyncio.wait(handing, timeout=LEAVE_SECONDS)
+            if late:  # stop them as a crash would: the next owner recovers their rounds
+                log.error(
+                    "cluster: %d table(s) did not finish their round within %g s of leaving; "
+                    "stopped, their leases left to expire",
+                    len(late),
+                    LEAVE_SECONDS,
+                )
+                for task in late:
+                    task.cancel()
+                await asyncio.gather(*late, return_exceptions=True)
+                for table_id in list(self.owned):
+                    await self.casino.abandon(table_id)
+        try:
+            await asyncio.wait_for(self.bus.stop(), BUS_STOP_SECONDS)
+        except TimeoutError:
+            log.error("cluster: the last table events were not published on leaving")
         await self.rpc.stop()
         self.fences.close()
         await self.redis.aclose()
