@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
@@ -49,6 +49,8 @@ from server.wallet.pg_ledger import PgLedger
 from server.wallet.sqlite_ledger import SqliteLedger
 
 __all__ = ["JsonLogFormatter", "Service", "configure_logging", "tune_gc"]
+
+REDIS_CONNECTIONS = 256  # a node's connections to Redis at most (the bus's two are apart)
 
 log = logging.getLogger("croupier.server")
 MAX_FRAME = 64 * 1024  # bytes; a larger frame closes the connection with 1009
@@ -344,7 +346,17 @@ class Service:
         settings = self.casino.settings.cluster
         self.cluster = ClusterNode(
             self.casino,
-            Redis.from_url(redis_url, socket_timeout=2, socket_connect_timeout=2),
+            # A pool that waits for a free connection instead of failing when a burst of
+            # logins (each reads its notices) and cross-node commands passes its size.
+            Redis.from_pool(  # the client owns the pool: closing it closes them all
+                BlockingConnectionPool.from_url(
+                    redis_url,
+                    max_connections=REDIS_CONNECTIONS,
+                    timeout=5,
+                    socket_timeout=2,
+                    socket_connect_timeout=2,
+                )
+            ),
             url,
             self.node_id,
             lease_seconds=settings.lease_seconds,
