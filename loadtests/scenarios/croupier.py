@@ -177,8 +177,7 @@ class CroupierUser(User):
 
     @property
     def url(self) -> str:
-        host = (self.host or "ws://127.0.0.1:8000/ws").rstrip("/")
-        return host if host.endswith("/ws") else host + "/ws"
+        return _url(self.environment)
 
     def sit_down(self, token: str | None = None) -> None:
         """Connect, say hello (a new demo player, or the one ``token`` names), read the rules
