@@ -5,9 +5,10 @@ cluster").
 The owner frames each event once (the same bytes its own viewers get) and hands it to the
 bus; whatever the event loop produced in one turn goes to Redis together, in one write:
 one ``PUBLISH`` on the cluster's channel carrying the whole batch (every table's events of
-that turn), and to each table's capped history stream one ``XADD`` of that table's events
-of the turn, whose entry id is the last of their ``seq``s (``<seq>-1``: seqs only grow,
-across owners too, since each run of a table numbers its events in a block of its own).
+that turn, grouped by table), and to each table's capped history stream one ``XADD`` of that
+table's events of the turn, whose entry id is the last of their ``seq``s (``<seq>-1``: seqs
+only grow, across owners too, since each run of a table numbers its events in a block of its
+own). A table's group is encoded once and goes both into the message and into the history.
 One message per turn instead of one per event is what lets a node take in far more events
 than Redis can deliver messages; one history entry per table and turn instead of one per
 event is what lets the owner publish them at Redis's own pace.
@@ -38,15 +39,17 @@ import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-__all__ = ["Event", "EventBus"]
+__all__ = ["Event", "EventBus", "Group"]
 
 log = logging.getLogger("croupier.cluster.bus")
 
-# (table, seq or None for a player's balance frame, audience or None for everyone, frame)
-Event = tuple[str, int | None, str | None, bytes]
+# (seq or None for a player's balance frame, audience or None for everyone, frame)
+Event = tuple[int | None, str | None, bytes]
+# A turn's events of one table, in the order the table emitted them.
+Group = tuple[str, list[Event]]
 
 _encode = msgspec.msgpack.Encoder().encode
-_decode = msgspec.msgpack.Decoder(tuple[str, list[Event]]).decode
+_decode = msgspec.msgpack.Decoder(tuple[str, list[Group]]).decode
 _decode_kept = msgspec.msgpack.Decoder(list[Event]).decode
 _MORE = object()  # hiredis: no whole reply buffered yet
 _READ = 1 << 16
@@ -57,6 +60,15 @@ _LINK_ERRORS = (RedisError, OSError, hiredis.HiredisError, TimeoutError)
 
 def _bulk(value: bytes) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(value), value)
+
+
+def _array(length: int) -> bytes:
+    """A msgpack array's header."""
+    if length < 16:
+        return bytes((0x90 | length,))
+    if length < 1 << 16:
+        return b"\xdc" + length.to_bytes(2, "big")
+    return b"\xdd" + length.to_bytes(4, "big")
 
 
 class _Link:
@@ -114,7 +126,7 @@ class EventBus:
         self,
         redis: Redis,
         node_id: str,
-        deliver: Callable[[list[Event]], None],
+        deliver: Callable[[list[Group]], None],
         *,
         prefix: str = "croupier:",
         history: int = 1024,
@@ -122,7 +134,11 @@ class EventBus:
         self.redis, self.node_id, self.deliver = redis, node_id, deliver
         self.channel = f"{prefix}events"
         self.prefix, self.history = prefix, history
-        self._pending: list[Event] = []
+        # This turn's events, by table; the tables among them with a balance frame (which
+        # the history does not keep); how many events.
+        self._pending: dict[str, list[Event]] = {}
+        self._unkept: set[str] = set()
+        self.queued = 0
         self._pending_since = 0.0
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -134,7 +150,8 @@ class EventBus:
         # What every command but the events themselves is made of, made once.
         self._publish = b"*3\r\n$7\r\nPUBLISH\r\n" + _bulk(self.channel.encode())
         self._xadd = _bulk(b"MAXLEN") + _bulk(b"~") + _bulk(str(history).encode())
-        self._heads: dict[str, bytes] = {}  # each table's XADD up to the entry id
+        # Each table's XADD up to the entry id, and its group's head in a batch.
+        self._heads: dict[str, tuple[bytes, bytes]] = {}
         # A batch of this node's own begins with these bytes (msgpack: a 2-array, the id).
         self._own = _encode((node_id, []))[:-1]
         self.published = 0  # events
@@ -163,20 +180,29 @@ class EventBus:
 
     def publish(self, table_id: str, seq: int | None, audience: str | None, frame: bytes) -> None:
         """Queue one event; it goes out with the rest of this turn's."""
-        if not self._pending:
+        pending = self._pending
+        if not pending:
             self._pending_since = time.perf_counter()
             self._wake.set()
-        self._pending.append((table_id, seq, audience, frame))
+        group = pending.get(table_id)
+        if group is None:
+            pending[table_id] = [(seq, audience, frame)]
+        else:
+            group.append((seq, audience, frame))
+        if seq is None:
+            self._unkept.add(table_id)
+        self.queued += 1
 
     async def flush(self) -> None:
         """Send what is queued now (the publishing task does it every turn), after the
         batch on its way, if any: once this returns, Redis has every event queued before."""
         async with self._sending:  # one batch at a time; what comes meanwhile joins the next
-            batch, self._pending = self._pending, []
+            batch, unkept, events = self._pending, self._unkept, self.queued
             if not batch:
                 return
+            self._pending, self._unkept, self.queued = {}, set(), 0
             since = self._pending_since
-            command, replies = self._commands(batch)
+            command, replies = self._commands(batch, unkept)
             try:
                 if self._out is None:
                     self._out = await _Link.open(self.redis)  # its own connect timeouts
@@ -188,39 +214,48 @@ class EventBus:
             except _LINK_ERRORS as exc:
                 await self._drop()
                 self.publish_failures += 1
-                log.error("cluster: %d table events not published: %s", len(batch), exc)
+                log.error("cluster: %d table events not published: %s", events, exc)
                 return
             except BaseException:  # cancelled halfway: its replies would answer the next
                 await self._drop()
                 raise
-        self.published += len(batch)
+        self.published += events
         self.lag = time.perf_counter() - since
 
-    def _commands(self, batch: list[Event]) -> tuple[bytes, int]:
+    def _commands(self, batch: dict[str, list[Event]], unkept: set[str]) -> tuple[bytes, int]:
         """The batch's PUBLISH and each table's XADD of its events in the batch, as one
-        buffer; and how many replies they get."""
-        payload = _encode((self.node_id, batch))
-        parts = [self._publish, b"$%d\r\n" % len(payload), payload, b"\r\n"]
-        kept: dict[str, list[Event]] = {}
-        for event in batch:
-            if event[1] is not None:  # a balance frame is not kept: it has no seq
-                events = kept.get(event[0])
-                if events is None:
-                    kept[event[0]] = [event]
-                else:
-                    events.append(event)
-        heads, add = self._heads, parts.append
-        for table_id, events in kept.items():
+        buffer; and how many replies they get. Each table's events are encoded once, for
+        its history entry and, with its id in front, as its group of the message (the
+        message's msgpack is put together here: ``[node, [[table, events], ...]]``)."""
+        heads = self._heads
+        xadds: list[bytes] = []
+        message = [self._own, _array(len(batch))]
+        for table_id, events in batch.items():
             head = heads.get(table_id)
             if head is None:
                 key = f"{self.prefix}history:{table_id}".encode()
-                head = heads[table_id] = b"*8\r\n$4\r\nXADD\r\n" + _bulk(key) + self._xadd
-            entry = b"%d-1" % cast(int, events[-1][1])
+                head = heads[table_id] = (
+                    b"*8\r\n$4\r\nXADD\r\n" + _bulk(key) + self._xadd,
+                    b"\x92" + _encode(table_id),
+                )
             data = _encode(events)
-            add(b"%s$%d\r\n%s\r\n$1\r\ne\r\n$%d\r\n" % (head, len(entry), entry, len(data)))
-            add(data)
-            add(b"\r\n")
-        return b"".join(parts), 1 + len(kept)
+            message += (head[1], data)
+            if table_id in unkept:  # a balance frame is not kept: it has no seq
+                kept = [event for event in events if event[0] is not None]
+                if not kept:
+                    continue
+                data = _encode(kept)
+            else:
+                kept = events
+            entry = b"%d-1" % cast(int, kept[-1][0])
+            xadds += (
+                b"%s$%d\r\n%s\r\n$1\r\ne\r\n$%d\r\n" % (head[0], len(entry), entry, len(data)),
+                data,
+                b"\r\n",
+            )
+        payload = b"".join(message)
+        command = [self._publish, b"$%d\r\n" % len(payload), payload, b"\r\n", *xadds]
+        return b"".join(command), 1 + len(xadds) // 3
 
     async def _drop(self) -> None:
         link, self._out = self._out, None
@@ -279,7 +314,7 @@ class EventBus:
                     except msgspec.DecodeError as exc:  # not a batch of ours: skip it
                         log.error("cluster: a message on %s is no batch: %s", self.channel, exc)
                         continue
-                    self.received += len(batch)
+                    self.received += sum(len(events) for _, events in batch)
                     deliver(batch)
                 elif kind == b"subscribe":
                     self._subscribed.set()
@@ -297,11 +332,11 @@ class EventBus:
             after: Any = await self.redis.xrange(key, min=f"{upto}-2", count=1)
             entries = [*entries, *after]
         events = [e for _, fields in entries for e in _decode_kept(fields[b"e"])]
-        if not events or all(seq != last_seq for _, seq, _, _ in events):
+        if not events or all(seq != last_seq for seq, _, _ in events):
             return None
         return [
             frame
-            for _, seq, audience, frame in events
+            for seq, audience, frame in events
             if seq is not None and last_seq < seq <= upto and audience in (None, player_id)
         ]
 

@@ -40,7 +40,7 @@ import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from server.cluster.bus import Event, EventBus
+from server.cluster.bus import EventBus, Group
 from server.cluster.fencing import Fence, StaleToken, raise_fence
 from server.cluster.leases import LeaseStore, Owner
 from server.cluster.rpc import NotOwner, Rpc, RpcTimeout
@@ -299,11 +299,12 @@ class ClusterNode:
         table.viewers = self.doors[table.id].viewers
         table.published = partial(self.bus.publish, table.id)
 
-    def _from_bus(self, batch: list[Event]) -> None:
-        for table_id, seq, audience, frame in batch:
+    def _from_bus(self, batch: list[Group]) -> None:
+        for table_id, events in batch:
             door = self.doors.get(table_id)
             if door is not None and door.viewers and door.runtime() is None:
-                door.deliver(seq, audience, frame)
+                for seq, audience, frame in events:
+                    door.deliver(seq, audience, frame)
 
     async def _serve(self, op: str, table_id: str, args: dict[str, Any]) -> Any:
         """A command from another node's player, for a table this node runs."""
