@@ -46,6 +46,8 @@ from server.protocol.messages import (
     Join,
     Joined,
     Leave,
+    ListTables,
+    Lobby,
     PlaceBet,
     Rules,
     TableEvent,
@@ -208,24 +210,40 @@ class CroupierUser(User):
             BOOKS.append(self.book)
 
     def join(self) -> Joined:
-        """Sit down at the table; a player who finds it full tries the scenario's other tables
-        in turn (as a player walks the floor), and watches the first if every one is full."""
-        tables = [self.table] + [t for t in dict.fromkeys(self.choices) if t != self.table]
-        for table in tables:
+        """Sit down at the table; a player who finds it full looks at the lobby for the
+        scenario's tables with a free seat and tries those (as a player walks the floor: not
+        every table in turn, which the server's rate limit would rightly refuse), and watches
+        the first if every one is full."""
+        first = self.table
+        tables = [first]
+        while tables:
+            table = tables.pop(0)
             self.send(Join(table=table, role=self.role))
             try:
                 joined: Joined = self.expect(Joined)
             except RuntimeError as exc:
                 if self.role != "player" or not str(exc).startswith("table_full"):
                     raise
+                if table == first:
+                    tables = self.free_tables(first)
                 continue
             self.table = joined.table
             return joined
-        self.role, self.table = "spectator", tables[0]  # nowhere to sit: it watches
+        self.role, self.table = "spectator", first  # nowhere to sit: it watches
         FULL[0] += 1
         self.send(Join(table=self.table, role="spectator"))
         watching: Joined = self.expect(Joined)
         return watching
+
+    def free_tables(self, full: str) -> list[str]:
+        """The scenario's tables with a free seat in the lobby, but ``full``, a few of them
+        in random order (each appears once: the choices' weights chose the first)."""
+        self.send(ListTables())
+        lobby: Lobby = self.expect(Lobby)
+        wanted = set(self.choices) - {full}
+        free = [t.table for t in lobby.tables if t.table in wanted and t.seated < t.seats]
+        self.rng.shuffle(free)
+        return free[:5]
 
     def leave(self) -> None:
         """Leave the table and hang up (churn: the next ``sit_down`` is a new player)."""

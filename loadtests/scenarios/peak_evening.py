@@ -19,15 +19,11 @@ from __future__ import annotations
 from locust import between, task
 
 from loadtests.scenarios.croupier import CroupierUser
+from loadtests.scenarios.floors import PEAK_EVENING
 from server.protocol.messages import ListTables, Lobby
 
 # The floor's mix: a table appears as often as its share of players.
-FLOOR = (
-    ("baccarat",) * 4
-    + ("baccarat-no-commission", "rising-phoenix")
-    + ("roulette-double", "roulette-single", "roulette-double")
-    + ("casino-war", "big-six", "21-baccarat", "down-under")
-)
+FLOOR = PEAK_EVENING
 
 
 class Player(CroupierUser):
@@ -64,5 +60,5 @@ class Spectator(CroupierUser):
             self.send(ListTables())
             self.expect(Lobby)
             self.leave()
-            self.table = self.rng.choice(FLOOR)
+            self.table = self.rng.choice(self.choices)
             self.sit_down()

@@ -24,10 +24,11 @@ import gevent
 from locust import between, events, task
 
 from loadtests.scenarios.croupier import CroupierUser, fire
+from loadtests.scenarios.floors import RECONNECT_STORM
 from loadtests.scenarios.wsclient import Closed, WsClient
 from server.protocol.messages import PROTOCOL_VERSION, Hello, Joined, Resume, Welcome
 
-FLOOR = ("baccarat", "roulette-double", "casino-war", "big-six")
+FLOOR = RECONNECT_STORM
 _started = [time.monotonic()]
 
 

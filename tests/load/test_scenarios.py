@@ -21,7 +21,7 @@ from tests.net.processes import free_port, serve, wait_ready
 ROOT = Path(__file__).resolve().parents[2]
 LOCUST = Path(sys.executable).with_name("locust")
 SCENARIOS = sorted(p.stem for p in (ROOT / "loadtests" / "scenarios").glob("[a-z]*.py")
-                   if p.stem not in {"croupier", "money", "wsclient"})  # fmt: skip
+                   if p.stem not in {"croupier", "floors", "money", "wsclient"})  # fmt: skip
 
 
 def short_rounds(text: str) -> str:

@@ -1,0 +1,50 @@
+"""The capacity benchmark's own parts (loadtests/bench_loadtest.py): the table files it
+serves each scenario are valid and seat the players it sends, and it reads py-spy's
+collapsed stacks right."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from loadtests.bench_loadtest import PLAYERS_PER_COPY, served, summarize
+from loadtests.scenarios.floors import PEAK_EVENING, RECONNECT_STORM
+from server.config import parse_config
+
+
+def test_the_peak_evening_lobby_has_a_seat_for_every_player_and_keeps_the_mix() -> None:
+    text, tables = served("peak_evening", 1000, players=0.8)
+    settings = parse_config(text, "bench")
+    ids = {t.id for t in settings.tables}
+    assert set(tables) <= ids  # every table a user may choose is served
+    seats = sum(t.seats for t in settings.tables)
+    assert seats >= 800  # the players: 0.8 of the users
+    copies = -(-800 // PLAYERS_PER_COPY)
+    assert len(tables) == copies * len(PEAK_EVENING)
+    # each copy in the floor's proportions: four baccarat tables in thirteen choices
+    counts = Counter(t.split("_")[0] for t in tables)
+    assert counts["baccarat"] == 4 * copies
+
+
+def test_the_storm_floor_and_the_other_scenarios_tables() -> None:
+    _, tables = served("reconnect_storm", 100)
+    assert tables == list(RECONNECT_STORM)  # one copy is enough for 80 players
+    hot, none = served("hot_table", 3000)
+    (table,) = parse_config(hot, "bench").tables
+    assert (table.id, table.seats, none) == ("baccarat", 100, [])
+    meter, none = served("shoe_change_and_meter_hit", 500)
+    assert [t.id for t in parse_config(meter, "bench").tables] == ["meter-1", "meter-2"]
+    assert none == []
+
+
+def test_summarize_ranks_functions_by_their_own_samples(tmp_path: Path) -> None:
+    collapsed = tmp_path / "node.txt"
+    collapsed.write_text(
+        "<module> (serve.py:1);run (loop.py:10);select (selectors.py:451) 50\n"
+        "<module> (serve.py:1);run (loop.py:10);deliver (fanout.py:20) 30\n"
+        "<module> (serve.py:1);run (loop.py:10);deliver (fanout.py:24) 25\n"
+        "<module> (serve.py:1);run (loop.py:12) 10\n"
+    )
+    top = summarize(collapsed, seconds=4.0)  # 25 a second: 100 samples if busy all along
+    assert top[:2] == [("deliver (fanout.py)", 0.55), ("select (selectors.py)", 0.5)]
+    assert dict(top)["run (loop.py)"] == 0.1
