@@ -251,6 +251,7 @@ class Trial:
     node_cores: float = math.nan  # the croupier nodes'
     server_cores: float = math.nan  # the machine's less Locust's
     seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)  # Locust's error report, most first
     extra: dict[str, Any] = field(default_factory=dict)
     # py-spy of each node and of Locust over the steady part: the process's busiest
     # functions (own samples ÷ samples a busy process would give), and its flame graph
@@ -300,6 +301,15 @@ def summarize(collapsed: Path, seconds: float, top: int = 6) -> list[tuple[str, 
     expected = max(1.0, seconds * SAMPLE_RATE)
     ranked = sorted(own.items(), key=lambda item: -item[1])[:top]
     return [(name, samples / expected) for name, samples in ranked]
+
+
+def _errors(output: str) -> list[str]:
+    """The lines of Locust's error report (``COUNT  TYPE NAME: ERROR``), most first."""
+    if "Error report" not in output:
+        return []
+    report = output.rsplit("Error report", 1)[1].splitlines()
+    lines = [" ".join(line.split()) for line in report if re.match(r"\s*\d+\s+\S", line)]
+    return lines[:5]
 
 
 def _history(path: Path) -> list[dict[str, str]]:
@@ -436,6 +446,7 @@ def trial(
     reasons = []
     if alive != users:
         reasons.append(f"{users - alive} users stopped on an error")
+    result.errors = _errors(output)
     if checked is None or int(checked[2]) != 0:
         reasons.append("money check: " + (checked[0] if checked else "did not run"))
     if not result.requests or result.failures / result.requests > MAX_ERROR_RATE:
@@ -446,6 +457,8 @@ def trial(
         reasons.append(f"bet-ack p99 {result.bet_p99_ms:g} ms")
     result.held = not reasons
     result.why = "; ".join(reasons)
+    for line in result.errors:
+        print(f"    {line}", file=sys.stderr)
     print(
         f"  {scenario} / {deployment} / {users} users{' ' + ','.join(classes) if classes else ''}:"
         f" {'held' if result.held else 'did not hold (' + result.why + ')'}; bet-ack p99 "

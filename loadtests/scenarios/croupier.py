@@ -149,6 +149,10 @@ class CroupierUser(User):
     role = "player"
     tables: tuple[str, ...] = ("baccarat",)
     bets_per_round = (1, 3)
+    # Seconds a player looks at the table after betting opens before its first bet: players
+    # do not all bet in the same millisecond, and a scenario whose did would measure a burst
+    # no floor makes. Within the shortest betting window the scenarios serve (5 s).
+    think_before_bet = (0.2, 1.5)
     skim = False  # a spectator that decodes only the frames that open and end rounds
 
     def on_start(self) -> None:
@@ -332,6 +336,7 @@ class CroupierUser(User):
             if message.event == "betting_opened":
                 opened = time.perf_counter()
                 if self.role == "player":
+                    gevent.sleep(self.rng.uniform(*self.think_before_bet))
                     self.bet(message.round, sent)
             elif message.event == "decision_requested":
                 if self.book is not None and message.data.get("player_id") == self.book.player_id:

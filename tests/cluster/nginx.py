@@ -80,9 +80,12 @@ def _main_conf(prefix: Path) -> str:
     lines += [
         "daemon off;",
         "worker_processes 1;",
+        # Load tests hold thousands of WebSockets, two connections each in nginx (the
+        # player's and the one to a node): as deploy/'s main configurations do.
+        "worker_rlimit_nofile 20000;",
         f"pid {prefix / 'nginx.pid'};",
         f"error_log {prefix / 'error.log'} notice;",
-        "events {}",
+        "events { worker_connections 8192; }",
         "http {",
         f"    access_log {prefix / 'access.log'};",
         f"    client_body_temp_path {prefix / 'client_body_temp'};",
