@@ -165,11 +165,13 @@ class ClusterNode:
     async def _probe_database(self) -> None:
         """Whether the shared database answers (``/readyz``): a trivial query each tick on
         the fences' own connection."""
-        while True:
+        while not self._leaving:
             try:
-                await asyncio.wait_for(
-                    self.fences.run(lambda conn: conn.execute("SELECT 1")), self.lease_seconds
-                )
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancellation
+                # that comes as the query answers, and this loop then never ended (a node's
+                # stop waited for it forever).
+                async with asyncio.timeout(self.lease_seconds):
+                    await self.fences.run(lambda conn: conn.execute("SELECT 1"))
                 if not self.database_ok:
                     log.warning("cluster: the database answers again")
                 self.database_ok = True
@@ -182,11 +184,15 @@ class ClusterNode:
     async def leave(self) -> None:
         """Hand every table over and leave (SIGTERM): the node's record goes first, so the
         others place its tables on themselves; each table finishes its round in play."""
-        self._leaving = True
+        self._leaving = True  # the tick and the probe stop at their next turn
         for task in (self._task, self._probe):
             if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+                # A cancellation can be lost (Python 3.11's wait_for, in a library, drops one
+                # that comes as its awaitable finishes): cancel again until the task ends;
+                # ``_leaving`` ends its loop anyway.
+                while not task.done():
+                    task.cancel()
+                    await asyncio.wait([task], timeout=1)
         await asyncio.gather(*self._busy.values(), return_exceptions=True)
         try:
             await self.leases.leave(self.node_id)
@@ -233,7 +239,7 @@ class ClusterNode:
 
     async def _loop(self) -> None:
         loop = asyncio.get_running_loop()
-        while True:
+        while not self._leaving:
             try:
                 await self._step(loop.time())
                 if not self.redis_ok:

@@ -40,6 +40,11 @@ class ClusterTable:
         # Viewers admitted at another node whose ``joined`` has not gone out yet: the
         # snapshot's seq, and the (seq, frame) that came meanwhile.
         self._held: dict[Viewer, tuple[int, list[tuple[int | None, bytes]]]] = {}
+        # Viewers just admitted, and the last seq they have: the owner's answer to ``enter``
+        # comes back on another Redis connection than its events, and may overtake events
+        # the snapshot already holds; those must not reach the viewer after it. Forgotten
+        # once the bus brings a later seq (the table's events come in order).
+        self._floor: dict[Viewer, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         # Each of this node's players' seat (a betting box in the boxed games), so the table's
         # next owner gives them the same one back.
@@ -91,6 +96,9 @@ class ClusterTable:
         for event_seq, frame in frames:
             if event_seq is None or event_seq > seq:
                 viewer.deliver(frame)
+                seq = max(seq, event_seq or seq)
+        if seq >= 0:
+            self._floor[viewer] = seq
 
     def remove_viewer(self, viewer: Viewer) -> None:
         self._forget(viewer, "leave")
@@ -105,6 +113,7 @@ class ClusterTable:
             return
         role = self.viewers.pop(viewer, None)
         self._held.pop(viewer, None)
+        self._floor.pop(viewer, None)
         if role is not None:
             self._spawn(self._ask(how, {"player": viewer.player_id, "role": role}))
 
@@ -144,6 +153,11 @@ class ClusterTable:
                 if held is not None:
                     held[1].append((seq, frame))
             targets = [v for v in targets if v not in self._held]
+        if self._floor and seq is not None:
+            floors = self._floor
+            targets = [v for v in targets if floors.get(v, -1) < seq]
+            for viewer in [v for v, floor in floors.items() if floor < seq]:
+                del floors[viewer]
         self.fanout(targets, frame)
 
     # --- the owner changed ------------------------------------------------------------------
