@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import json
 import math
 import os
 import re
@@ -561,7 +562,8 @@ def render(result: dict[str, Any], command: str) -> str:
         "gives the method; each figure comes from the same run as the others in its table.",
         "",
         "A trial *held* when at most 0.1% of its requests failed, the p99 of "
-        "`place_bet → bet_accepted` stayed within 50 ms and the money check found no mismatch. "
+        "`place_bet → bet_accepted` stayed within 50 ms over the steady part, every user was "
+        "still running at the end and the money check found no mismatch. "
         "*Capacity*: the most users a trial held with. *Users per Locust core*: the users ÷ "
         "Locust's CPU share in that trial. *CPU-s per user*: the server side's CPU-seconds "
         "per second (the machine's less Locust's) per user, ×1000 (milli-cores per user).",
@@ -592,6 +594,37 @@ def render(result: dict[str, Any], command: str) -> str:
             f"{users / best['locust_cores']:,.0f} | "
             f"{best['server_cores'] / users * 1000:.3f} | {tried} |"
         )
+    deployments = list(dict.fromkeys(row["deployment"] for row in result["capacity"]))
+    if len(deployments) > 1:
+        lines += [
+            "",
+            "Capacity by deployment, users (server milli-cores per user), and each "
+            f"deployment's capacity against {deployments[0]}'s:",
+            "",
+            "| Scenario | "
+            + " | ".join(deployments)
+            + " | "
+            + " | ".join(f"{d} ÷ {deployments[0]}" for d in deployments[1:])
+            + " |",
+            "|---|" + "---:|" * (2 * len(deployments) - 1),
+        ]
+        for scenario in dict.fromkeys(row["scenario"] for row in result["capacity"]):
+            found = {
+                row["deployment"]: row["best"]
+                for row in result["capacity"]
+                if row["scenario"] == scenario
+            }
+            cells, first = [], found.get(deployments[0])
+            for d in deployments:
+                best = found.get(d)
+                cells.append(
+                    "—" if d not in found else "none held" if best is None else
+                    f"{best['users']:,} ({best['server_cores'] / best['users'] * 1000:.2f})"
+                )  # fmt: skip
+            for d in deployments[1:]:
+                best = found.get(d)
+                cells.append(f"{best['users'] / first['users']:.2f}" if best and first else "—")
+            lines.append(f"| `{scenario}` | " + " | ".join(cells) + " |")
     lines += [
         "",
         "**Where the time went** in the trial that decided each capacity (the smallest that "
@@ -702,6 +735,8 @@ def main() -> int:
             if best is not None:  # the next deployment starts a step below this one
                 start = max(10, _round(best.users // 2))
     result["load"] = loadavg()
+    args.profile_dir.mkdir(parents=True, exist_ok=True)
+    (args.profile_dir / "results.json").write_text(json.dumps(result, indent=1, default=str))
     text = render(result, command_line(args))
     print(text)
     if not args.no_write:

@@ -48,3 +48,30 @@ def test_summarize_ranks_functions_by_their_own_samples(tmp_path: Path) -> None:
     top = summarize(collapsed, seconds=4.0)  # 25 a second: 100 samples if busy all along
     assert top[:2] == [("deliver (fanout.py)", 0.55), ("select (selectors.py)", 0.5)]
     assert dict(top)["run (loop.py)"] == 0.1
+
+
+def test_render_compares_the_deployments_and_says_when_none_held() -> None:
+    from dataclasses import asdict
+
+    from loadtests.bench_loadtest import Trial, render
+
+    def held(deployment: str, users: int, server: float) -> Trial:
+        return Trial(
+            "peak_evening", deployment, users, held=True, bet_p50_ms=3.0, bet_p99_ms=15.0,
+            locust_cores=0.06, node_cores=0.1, server_cores=server,
+        )  # fmt: skip
+
+    single, cluster = held("single", 800, 0.16), held("cluster-1", 200, 0.1)
+    failed = Trial("reconnect_storm", "cluster-1", 37, why="bet-ack p99 110 ms")
+    rows = [
+        {"scenario": t.scenario, "deployment": t.deployment, "best": asdict(t),
+         "trials": [asdict(t)], "bottleneck": None}
+        for t in (single, cluster)
+    ] + [{"scenario": "reconnect_storm", "deployment": "cluster-1", "best": None,
+          "trials": [asdict(failed)], "bottleneck": None}]  # fmt: skip
+    text = render({"capacity": rows, "cost": [], "load": "0 0 0"}, "cmd")
+    assert "| `peak_evening` | single | 800 |" in text
+    assert "| `peak_evening` | 800 (0.20) | 200 (0.50) | 0.25 |" in text  # 200 ÷ 800
+    assert "| `reconnect_storm` | single | none held |" not in text
+    assert "| `reconnect_storm` | cluster-1 | none held |" in text
+    assert "| `reconnect_storm` | — | none held | — |" in text  # single: not tried
