@@ -60,7 +60,7 @@ from loadtests.clusterload import (
     redis_command,
     redis_server,
 )
-from loadtests.report import machine_line, write_section
+from loadtests.report import Option, command_line, machine_line, option_parser, write_section
 from loadtests.wsload import (
     PYTHON,
     ROOT,
@@ -894,7 +894,7 @@ def run(args: argparse.Namespace, betting: float = 15, pause: float = 4) -> dict
     }
 
 
-OPTIONS: list[tuple[str, type, Any, str]] = [
+OPTIONS: list[Option] = [
     ("--viewers", int, 1000, "fan-out: spectators of the table"),
     ("--events", int, 400, "fan-out: events per pass"),
     ("--chunk", int, 40, "fan-out: events emitted at a time (one chunk in flight)"),
@@ -921,23 +921,12 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
 ]
 
 
-def command_line(args: argparse.Namespace) -> str:
-    parts = [".venv/bin/python -m loadtests.bench_cluster"]
-    for flag, _, default, _ in OPTIONS:
-        value = getattr(args, flag[2:].replace("-", "_"))
-        if value != default:
-            parts.append(f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
-    return " ".join(parts)
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for flag, kind, default, text in OPTIONS:
-        parser.add_argument(flag, type=kind, default=default, help=f"{text} ({default})")
+    parser = option_parser(__doc__.splitlines()[0], OPTIONS)
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     result = run(args)
-    text = render(result, command_line(args), args)
+    text = render(result, command_line("loadtests.bench_cluster", args, OPTIONS), args)
     print(text)
     if not args.no_write:
         write_section("cluster", text)

@@ -58,7 +58,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loadtests.report import machine_line, write_section
+from loadtests.clusterload import place
+from loadtests.report import Option, command_line, machine_line, option_parser, write_section
 from loadtests.scenarios.floors import PEAK_EVENING, RECONNECT_STORM
 from loadtests.wsload import CLIENT_CPU, ROOT, SERVER_CPU, free_port, loadavg, proc_cpu
 
@@ -137,12 +138,6 @@ class Deployed:
     check: list[str]  # the money check's ledger argument
 
 
-def _pin(pid: int, cpu: int) -> None:
-    with contextlib.suppress(OSError):
-        if len(os.sched_getaffinity(0)) > 1:
-            os.sched_setaffinity(pid, {cpu})
-
-
 def _wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
     from tests.net.processes import http_get
 
@@ -171,7 +166,7 @@ def deploy(kind: str, config: Path, work: Path) -> Iterator[Deployed]:
                 stdout=out, stderr=out,
             )  # fmt: skip
         try:
-            _pin(process.pid, SERVER_CPU)
+            place(process.pid, SERVER_CPU)
             _wait_ready(port, process, log)
             yield Deployed(
                 f"ws://127.0.0.1:{port}/ws",
@@ -201,7 +196,7 @@ def deploy(kind: str, config: Path, work: Path) -> Iterator[Deployed]:
                          "--log-level", "warning"],
                         stdout=out, stderr=out,
                     )  # fmt: skip
-                _pin(process.pid, SERVER_CPU)
+                place(process.pid, SERVER_CPU)
                 nodes.append((process, port, log))
             for process, port, log in nodes:
                 _wait_ready(port, process, log)
@@ -370,7 +365,7 @@ def trial(
                 argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                 env={**os.environ, "PYTHONPATH": str(ROOT)},
             )  # fmt: skip
-            _pin(locust.pid, CLIENT_CPU)
+            place(locust.pid, CLIENT_CPU)
             samples: list[tuple[float, float, float, float]] = []
 
             def sample() -> None:
@@ -668,7 +663,7 @@ def render(result: dict[str, Any], command: str) -> str:
 # --- main -------------------------------------------------------------------------------------
 
 
-OPTIONS: list[tuple[str, type, Any, str]] = [
+OPTIONS: list[Option] = [
     ("--scenarios", str, ",".join(SCENARIOS), "scenarios to measure"),
     ("--deployments", str, ",".join(DEPLOYMENTS), "single, cluster-1, cluster-3"),
     ("--start", int, 1000, "users of the first trial"),
@@ -680,19 +675,8 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
 ]
 
 
-def command_line(args: argparse.Namespace) -> str:
-    parts = [".venv/bin/python -m loadtests.bench_loadtest"]
-    for flag, _, default, _ in OPTIONS:
-        value = getattr(args, flag[2:].replace("-", "_"))
-        if value != default:
-            parts.append(f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
-    return " ".join(parts)
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for flag, kind, default, text in OPTIONS:
-        parser.add_argument(flag, type=kind, default=default, help=f"{text} ({default})")
+    parser = option_parser(__doc__.splitlines()[0], OPTIONS)
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--no-profile", action="store_true", help="no py-spy sampling")
     parser.add_argument(
@@ -737,7 +721,7 @@ def main() -> int:
     result["load"] = loadavg()
     args.profile_dir.mkdir(parents=True, exist_ok=True)
     (args.profile_dir / "results.json").write_text(json.dumps(result, indent=1, default=str))
-    text = render(result, command_line(args))
+    text = render(result, command_line("loadtests.bench_loadtest", args, OPTIONS))
     print(text)
     if not args.no_write:
         write_section("loadtest", text)

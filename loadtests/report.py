@@ -7,10 +7,12 @@ and replaces only that, so benchmarks run separately keep each other's figures.
 
 from __future__ import annotations
 
+import argparse
 import platform
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 _HEADER = """# Benchmarks
@@ -19,6 +21,28 @@ Figures on a 2-core machine are noisy, so every benchmark reports **ratios again
 baseline measured in the same run**, and CPU-seconds, next to the command that produced
 it. Re-run the command to refresh a section; each benchmark rewrites only its own section.
 """
+
+
+# A benchmark's option: flag, type, default, help.
+Option = tuple[str, type, Any, str]
+
+
+def option_parser(description: str, options: list[Option]) -> argparse.ArgumentParser:
+    """A benchmark's command-line parser: its options, each help saying its default."""
+    parser = argparse.ArgumentParser(description=description)
+    for flag, kind, default, text in options:
+        parser.add_argument(flag, type=kind, default=default, help=f"{text} ({default})")
+    return parser
+
+
+def command_line(module: str, args: argparse.Namespace, options: list[Option]) -> str:
+    """The command that reproduces a run: the module and every option not at its default."""
+    parts = [f".venv/bin/python -m {module}"]
+    for flag, _, default, _ in options:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value != default:
+            parts.append(f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
+    return " ".join(parts)
 
 
 def machine_line() -> str:
