@@ -7,6 +7,7 @@ cause is gone. A bet placed before the lock stands and settles."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -174,9 +175,15 @@ async def test_a_lock_refuses_everything_survives_a_restart_and_an_attendant_cle
             bet = await touch.bet("lucky", "banker", 1_000, "cleared")
             assert isinstance(bet, BetAccepted), bet
             assert await until(lambda: touch.ended(bet.round), 10)
-            # Game recall on the touchscreen: the rounds before the restart are there.
-            recall = await touch.ask(GetRecall(table="lucky"))
-            recalled = {r.round: r for r in recall.rounds}
+            # Game recall on the touchscreen: the rounds before the restart are there. The
+            # round's journal record is written just after its settled event: ask again for
+            # a moment until it is.
+            for _ in range(50):
+                recall = await touch.ask(GetRecall(table="lucky"))
+                recalled = {r.round: r for r in recall.rounds}
+                if bet.round in recalled:
+                    break
+                await asyncio.sleep(0.1)
             assert {before.round, bet.round} <= set(recalled)
             assert recalled[before.round].wagered == 1_000 and recalled[before.round].cards
         await service.casino.stations.drain()
