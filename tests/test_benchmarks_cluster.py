@@ -86,7 +86,7 @@ def test_failover_times(result: dict[str, Any]) -> None:
 
 def test_the_section_names_its_command_and_targets(result: dict[str, Any]) -> None:
     args = result["args"]
-    command = bench_cluster.command_line(args)
+    command = bench_cluster.command_line("loadtests.bench_cluster", args, bench_cluster.OPTIONS)
     text = bench_cluster.render(result, command, args)
     assert "--viewers 20" in command and f"`{command}`" in text
     verdicts = [line for line in text.splitlines() if line.endswith(("| meets |", "| MISSES |"))]
