@@ -32,7 +32,13 @@ class _GuardedWriter:
 
     def _wrap(self, apply: Callable[[Any], T]) -> Callable[[Any], T]:
         def guarded(conn: Any) -> T:
-            self._guard(conn)  # raises, and the transaction applies nothing
+            # A writer that commits several writes together says what its transaction has
+            # checked already (a fence, locked until the commit): checked once per group.
+            verified = getattr(self._writer, "verified", None)
+            if verified is None or self._guard not in verified:
+                self._guard(conn)  # raises, and the transaction applies nothing
+                if verified is not None:
+                    verified.add(self._guard)
             return apply(conn)
 
         return guarded

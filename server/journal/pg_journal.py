@@ -53,13 +53,30 @@ def _open_round(table_id: str, round_id: str, payload: dict[str, Any], conn: _Co
 def _append(
     round_id: str, kind: str, payload: dict[str, Any], player: str | None, conn: _Conn
 ) -> int:
-    _require_open(conn, round_id)
-    if player is not None:  # the same commit remembers the player, for recall
-        conn.execute(
-            "INSERT INTO round_players(round_id, player_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-            (round_id, player),
-        )
-    return _insert(conn, round_id, kind, payload)
+    """One record (and, in the same commit, the player, for recall) in one round trip: the
+    round's row is locked and both inserts happen only while it is open."""
+    row = conn.execute(
+        "WITH r AS (SELECT status FROM rounds WHERE round_id = %(r)s FOR UPDATE), "
+        "p AS (INSERT INTO round_players(round_id, player_id) SELECT %(r)s, %(p)s FROM r "
+        "WHERE r.status = %(open)s AND %(p)s::text IS NOT NULL ON CONFLICT DO NOTHING), "
+        "i AS (INSERT INTO records(round_id, kind, payload) SELECT %(r)s, %(k)s, %(j)s FROM r "
+        "WHERE r.status = %(open)s RETURNING seq) "
+        "SELECT (SELECT status FROM r), (SELECT seq FROM i)",
+        {
+            "r": round_id,
+            "p": player,
+            "k": kind,
+            "j": json.dumps(payload, separators=(",", ":"), sort_keys=True),
+            "open": RoundStatus.OPEN.value,
+        },
+    ).fetchone()
+    assert row is not None
+    status, seq = row
+    if status is None:
+        raise ValueError(f"round {round_id!r} was never opened")
+    if seq is None:
+        raise ValueError(f"round {round_id!r} is already {status}")
+    return int(seq)
 
 
 def _finish_round(round_id: str, status: RoundStatus, payload: dict[str, Any], conn: _Conn) -> None:  # fmt: skip  # noqa: E501

@@ -29,7 +29,7 @@ from server.tables.core.table import SEQ_BLOCK, TABLE_HELD, TABLE_UNAVAILABLE, T
 from server.tables.games import GameTable, TableSettings
 from server.tables.viewers import Fanout, History, Viewer, deliver_each
 from server.tables.waits import STATUS, ChanceDevices, TableStores
-from server.wallet.ledger import Ledger, player_account
+from server.wallet.ledger import Ledger, PostResult, player_account
 
 __all__ = [
     "SEQ_BLOCK",
@@ -86,6 +86,10 @@ class TableRuntime:
         self._replies: dict[int, asyncio.Future[Reply]] = {}
         self._cids = itertools.count(1)
         self._deadline: float | None = None
+        # Balances the ledger reported with this step's posts (account → balance just
+        # after): a reply or balance frame uses them instead of reading the store again — a
+        # read on the event loop, a round trip each with a shared database.
+        self._posted: dict[str, int] = {}
         if devices is not None:  # the dealer console's no more bets and voids
             devices.on_console(lambda staff: self._inbox.put_nowait(cmd.Console(staff)))
 
@@ -212,6 +216,7 @@ class TableRuntime:
         return get.result() if get in done else cmd.Tick()
 
     async def _perform(self, effects: list[Any]) -> None:
+        self._posted.clear()  # only what this step posted is known to be current
         while True:
             wait = None
             for effect in effects:
@@ -236,6 +241,9 @@ class TableRuntime:
             else:  # counted as in flight until this task has the results (ManualClock)
                 with in_flight():
                     results = tuple(await asyncio.gather(*map(self.stores.result, wait.effects)))
+            for result in results:
+                if type(result) is PostResult:
+                    self._posted.update(result.balances)
             effects = self.core.handle(cmd.Done(results), self.clock.now())
 
     # --- out to viewers ---------------------------------------------------------------------------
@@ -264,7 +272,7 @@ class TableRuntime:
             return
         data = dict(reply.data or {})
         if reply.balance_of is not None:
-            balance = self.ledger.balance(player_account(reply.balance_of))
+            balance = self._balance(reply.balance_of)
             data["balance"] = balance
             # Each repeated bet shows the balance just after it (nothing else of this player's
             # can have moved while the table placed them one after another).
@@ -273,8 +281,13 @@ class TableRuntime:
                 balance += bet["amount"]
         future.set_result(Reply(error=reply.error, data=data))
 
+    def _balance(self, player_id: str) -> int:
+        account = player_account(player_id)
+        posted = self._posted.get(account)
+        return self.ledger.balance(account) if posted is None else posted
+
     def _balance_changed(self, player_id: str, reason: str) -> None:
-        balance = self.ledger.balance(player_account(player_id))
+        balance = self._balance(player_id)
         frame = encode(BalanceChanged(balance=balance, reason=reason))
         if self.published is not None:
             self.published(None, player_id, frame)

@@ -10,8 +10,8 @@ the invariant "balances + house result + open wagers is constant" in double-entr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 __all__ = [
@@ -81,11 +81,14 @@ class Transfer:
 
 @dataclass(frozen=True, slots=True)
 class PostResult:
-    """``applied`` is False when the batch had been posted before (an idempotent replay)."""
+    """``applied`` is False when the batch had been posted before (an idempotent replay).
+    ``balances``: the accounts the batch moved, as they stood just after it (empty for a
+    replay) — what a reply shows without asking the store again."""
 
     key: str
     applied: bool
     sequence: int
+    balances: Mapping[str, int] = field(default_factory=dict)
 
 
 class Ledger(Protocol):

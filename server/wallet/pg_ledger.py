@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
-from psycopg import errors
 
 from server.pg_storage import PgReader, PgWriter, connect, require_schema
 from server.wallet.books import Books, Row
@@ -45,10 +44,18 @@ def _existing(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> Pos
 
 
 def _apply(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostResult:
-    """Post one batch inside the writer's transaction (see ``Ledger.post``)."""
-    existing = _existing(key, wanted, conn)
-    if existing is not None:
+    """Post one batch inside the writer's transaction (see ``Ledger.post``), in three round
+    trips: claim the key, lock the accounts, write the transfers and balances."""
+    # The key first: a batch posted before (or being posted by another node this instant,
+    # whose transaction the insert waits for) is a replay, whatever the balances say now.
+    row = conn.execute(
+        "INSERT INTO batches(key) VALUES (%s) ON CONFLICT (key) DO NOTHING RETURNING seq", (key,)
+    ).fetchone()
+    if row is None:
+        existing = _existing(key, wanted, conn)
+        assert existing is not None
         return existing
+    seq = int(row[0])
     delta: dict[str, int] = {}
     for source, destination, amount, *_ in wanted:
         delta[source] = delta.get(source, 0) - amount
@@ -62,42 +69,33 @@ def _apply(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostRe
             (names,),
         ).fetchall()
     }
-    # The same batch may have been posted by another node while this one waited for the
-    # locks: it is a replay then, whatever the balances say now.
-    existing = _existing(key, wanted, conn)
-    if existing is not None:
-        return existing
-    for account in names:
+    balances: dict[str, int] = {}
+    for account in names:  # a refusal raises: the transaction undoes the key's claim too
         if account not in locked:
             raise LedgerError(f"no account {account!r}")
         balance, may_go_negative = locked[account]
-        new = balance + delta[account]
+        new = balances[account] = balance + delta[account]
         if new < 0 and not may_go_negative:
             raise InsufficientFunds(account, balance, -delta[account])
         if abs(new) > MAX_AMOUNT:
             raise LedgerError(f"{account} would hold {new}, beyond {MAX_AMOUNT}")
-    try:
-        with conn.transaction():  # a savepoint: a key posted meanwhile is checked as a replay
-            row = conn.execute(
-                "INSERT INTO batches(key) VALUES (%s) RETURNING seq", (key,)
-            ).fetchone()
-    except errors.UniqueViolation:
-        existing = _existing(key, wanted, conn)
-        assert existing is not None
-        return existing
-    assert row is not None
-    seq = int(row[0])
-    with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO transfers(batch_seq, idx, source, destination, amount, kind, round_id, "
-            "bet_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            [(seq, i, *r) for i, r in enumerate(wanted)],
-        )
-        cur.executemany(
-            "UPDATE accounts SET balance = balance + %s WHERE name = %s",
-            [(change, account) for account, change in delta.items() if change],
-        )
-    return PostResult(key, True, seq)
+    columns = list(zip(*wanted, strict=True))
+    changed = [(account, change) for account, change in delta.items() if change]
+    conn.execute(
+        "WITH moved AS (INSERT INTO transfers(batch_seq, idx, source, destination, amount, "
+        "kind, round_id, bet_id) SELECT %s, n - 1, s, d, a, k, r, b FROM unnest("
+        "%s::text[], %s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[]) "
+        "WITH ORDINALITY AS t(s, d, a, k, r, b, n)) "
+        "UPDATE accounts SET balance = balance + c.change FROM unnest(%s::text[], "
+        "%s::bigint[]) AS c(name, change) WHERE accounts.name = c.name",
+        (
+            seq,
+            *(list(column) for column in columns),
+            [name for name, _ in changed],
+            [change for _, change in changed],
+        ),
+    )
+    return PostResult(key, True, seq, balances)
 
 
 class PgLedger(Books):

@@ -71,6 +71,7 @@ def _apply(key: str, wanted: list[Row], db: sqlite3.Connection) -> PostResult:
     for source, destination, amount, *_ in wanted:
         delta[source] = delta.get(source, 0) - amount
         delta[destination] = delta.get(destination, 0) + amount
+    balances: dict[str, int] = {}
     for account, change in delta.items():
         row = db.execute(
             "SELECT balance, may_go_negative FROM accounts WHERE name = ?", (account,)
@@ -78,7 +79,7 @@ def _apply(key: str, wanted: list[Row], db: sqlite3.Connection) -> PostResult:
         if row is None:
             raise LedgerError(f"no account {account!r}")
         balance, may_go_negative = int(row[0]), bool(row[1])
-        new = balance + change
+        new = balances[account] = balance + change
         if new < 0 and not may_go_negative:
             raise InsufficientFunds(account, balance, -change)
         if abs(new) > MAX_AMOUNT:
@@ -94,7 +95,7 @@ def _apply(key: str, wanted: list[Row], db: sqlite3.Connection) -> PostResult:
         "UPDATE accounts SET balance = balance + ? WHERE name = ?",
         [(change, account) for account, change in delta.items() if change],
     )
-    return PostResult(key, True, seq)
+    return PostResult(key, True, seq, balances)
 
 
 class SqliteLedger(Books):

@@ -1,0 +1,162 @@
+"""The PostgreSQL writer of a cluster's stores: group commit, a refusal undone alone, a
+deadlock with another node's writer broken and both sides' writes made, and a guard (a
+table's fence) checked once per transaction."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+import psycopg
+import pytest
+
+from server.pg_storage import PgWriter
+from server.stores import guarded
+from server.wallet.ledger import InsufficientFunds, Transfer
+from server.wallet.pg_ledger import PgLedger
+
+Conn = psycopg.Connection[Any]
+
+
+def _accounts(url: str, *names: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        for name in names:
+            conn.execute("INSERT INTO accounts(name, balance) VALUES (%s, 0)", (name,))
+
+
+def _balances(url: str) -> dict[str, int]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        return {n: int(b) for n, b in conn.execute("SELECT name, balance FROM accounts")}
+
+
+def _add(name: str, amount: int = 1) -> Any:
+    def apply(conn: Conn) -> int:
+        row = conn.execute(
+            "UPDATE accounts SET balance = balance + %s WHERE name = %s RETURNING balance",
+            (amount, name),
+        ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    return apply
+
+
+def _hold(writer: PgWriter) -> tuple[threading.Event, Future[None]]:
+    """Keep the writer inside a transaction until the returned event is set, so the next
+    writes queue up behind it and make one group."""
+    started, release = threading.Event(), threading.Event()
+
+    def blocker(conn: Conn) -> None:
+        started.set()
+        assert release.wait(10)
+
+    held = writer.submit(blocker)
+    assert started.wait(10)
+    return release, held
+
+
+def test_writes_queued_behind_a_transaction_share_the_next_commit(postgres_url: str) -> None:
+    _accounts(postgres_url, "a")
+    writer = PgWriter(postgres_url, "test")
+    release, first = _hold(writer)
+    futures = [writer.submit(_add("a")) for _ in range(50)]
+    release.set()
+    first.result(10)
+    assert [f.result(10) for f in futures] == list(range(1, 51))  # in the order submitted
+    assert writer.groups == 2 and writer.writes == 51  # 50 writes, one transaction
+    assert _balances(postgres_url) == {"a": 50}
+    writer.close()
+
+
+def test_a_refused_write_fails_alone_and_the_rest_of_its_group_commits(postgres_url: str) -> None:
+    _accounts(postgres_url, "a")
+    writer = PgWriter(postgres_url, "test")
+    release, _ = _hold(writer)
+
+    def refused(conn: Conn) -> None:
+        conn.execute("UPDATE accounts SET balance = balance + 1000 WHERE name = 'a'")
+        raise ValueError("the caller's own refusal")
+
+    before = writer.submit(_add("a"))
+    bad = writer.submit(refused)
+    after = writer.submit(_add("a", 10))
+    release.set()
+    with pytest.raises(ValueError, match="own refusal"):
+        bad.result(10)
+    assert (before.result(10), after.result(10)) == (1, 11)
+    assert _balances(postgres_url) == {"a": 11}  # nothing of the refused write
+    writer.close()
+
+
+def test_a_deadlock_between_two_nodes_groups_loses_no_write(postgres_url: str) -> None:
+    """Two writers (two nodes) lock the same two rows in opposite orders inside their
+    groups: PostgreSQL breaks the deadlock by rolling one transaction back, and that
+    writer makes its writes again one by one — every write is applied exactly once."""
+    _accounts(postgres_url, "x", "y")
+    one, two = PgWriter(postgres_url, "one"), PgWriter(postgres_url, "two")
+    one_locked, two_locked = threading.Event(), threading.Event()
+
+    def first(name: str, mine: threading.Event, theirs: threading.Event) -> Any:
+        def apply(conn: Conn) -> int:
+            result: int = _add(name)(conn)
+            mine.set()
+            assert theirs.wait(10)  # both hold their first row before either goes on
+            return result
+
+        return apply
+
+    release_one, held_one = _hold(one)
+    release_two, held_two = _hold(two)
+    futures = [
+        one.submit(first("x", one_locked, two_locked)),
+        one.submit(_add("y")),
+        two.submit(first("y", two_locked, one_locked)),
+        two.submit(_add("x")),
+    ]
+    release_one.set()
+    release_two.set()
+    held_one.result(10), held_two.result(10)
+    for future in futures:
+        future.result(30)  # none failed
+    assert _balances(postgres_url) == {"x": 2, "y": 2}
+    assert one.writes == two.writes == 3
+    one.close()
+    two.close()
+
+
+class _CountingGuard:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, conn: Conn) -> None:
+        self.calls += 1
+        conn.execute("SELECT 1")
+
+
+def test_a_guard_is_checked_once_per_transaction(postgres_url: str) -> None:
+    """A table's fence, locked by its check until the commit, is asked once per group —
+    and again by each write made alone after a refusal undid the group."""
+    ledger = PgLedger(postgres_url)
+    ledger.open_account("house", may_go_negative=True)
+    ledger.open_account("p")
+    guard = _CountingGuard()
+    view = guarded(ledger, guard)
+
+    async def together(*batches: tuple[str, Transfer]) -> list[Any]:
+        release, _ = _hold(ledger._writer)  # the batches queue up and make one group
+        posts = [asyncio.ensure_future(view.apost(key, [t])) for key, t in batches]
+        await asyncio.sleep(0.2)
+        release.set()
+        return await asyncio.gather(*posts, return_exceptions=True)
+
+    deposits = [(f"d{n}", Transfer("house", "p", 10, "deposit")) for n in range(5)]
+    assert all(r.applied for r in asyncio.run(together(*deposits)))
+    assert guard.calls == 1
+    overdraft = ("big", Transfer("p", "house", 1000, "bet"))
+    results = asyncio.run(together(("d5", deposits[0][1]), overdraft, ("d6", deposits[0][1])))
+    assert isinstance(results[1], InsufficientFunds)
+    assert guard.calls == 1 + 1 + 3  # the undone group's check, then each write's own
+    assert ledger.balance("p") == 70
+    ledger.close()
