@@ -1,7 +1,8 @@
 """The shared round journal of a cluster: PostgreSQL, the same records and the same reads as
-the embedded SQLite journal (``sqlite_journal``), and the same tests. Every write is one
-transaction on the journal's writer thread, applied in the order made; a round's rows are
-its own, so the nodes' writes for different tables never wait on each other."""
+the embedded SQLite journal (``sqlite_journal``), and the same tests. Writes go through the
+journal's writer thread (``server.pg_storage.PgWriter``: group commit, in the order made); a
+round's rows are its own, so the nodes' writes for different tables never wait on each
+other."""
 
 from __future__ import annotations
 

@@ -1,13 +1,14 @@
 """The shared ledger of a cluster: PostgreSQL, with the same double entry, idempotent batches
 and atomic posting as the embedded SQLite ledger (``sqlite_ledger``), and the same tests.
 
-Many nodes post at once. A batch is one transaction that first locks the rows of every
-account it touches (``SELECT … FOR UPDATE``, in name order, so two batches never wait on
-each other in a cycle), checks each account's rule against the locked balance, then writes:
-two debits racing for one balance, from any nodes, are serialised by the row lock and the
-second sees the first — a balance that may not go negative never does. The batch key is
-unique: a batch posted twice at the same instant from two nodes is applied once; the loser's
-transaction fails on the key and is checked again as a replay (or a conflict).
+Many nodes post at once. A batch first claims its key (the key is unique: a batch posted
+twice at the same instant from two nodes is applied once — the second insert waits for the
+first transaction and then finds the key, and the batch is checked as a replay or a
+conflict), then locks the rows of every account it touches (``SELECT … FOR UPDATE``, in
+name order), checks each account's rule against the locked balance, and writes: two debits
+racing for one balance, from any nodes, are serialised by the row lock and the second sees
+the first — a balance that may not go negative never does. A refusal raises, and the
+transaction (``server.pg_storage.PgWriter``'s) undoes the key's claim with the rest.
 """
 
 from __future__ import annotations
