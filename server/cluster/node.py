@@ -133,6 +133,12 @@ class ClusterNode:
         self._taken_at: dict[str, float] = {}
         self._free_since: dict[str, float] = {}
         self._renewed_at = 0.0
+        # Until its first tick is done the node starts the tables it takes spread over a
+        # round, as one server does (``Casino.start``): a cluster starting cold would
+        # otherwise open, close and settle every table in the same instant, and their
+        # writes would queue for the database together. A table taken later (a failover,
+        # a hand-over) starts at once.
+        self._cold = True
         self._started = time.time()
         self._task: asyncio.Task[None] | None = None
         self._probe: asyncio.Task[None] | None = None
@@ -294,8 +300,17 @@ class ClusterNode:
                 continue
             free_since = self._free_since.setdefault(table_id, now)
             if home == self.node_id or now - free_since > self.lease_seconds:
-                self._busy[table_id] = asyncio.create_task(self._take(table_id))
+                start_after = self._spread(table_id) if self._cold else 0.0
+                self._busy[table_id] = asyncio.create_task(self._take(table_id, start_after))
+        self._cold = False
         self.on_owned()
+
+    def _spread(self, table_id: str) -> float:
+        """Where ``table_id``'s first round starts in a cold cluster: its place among every
+        table of the configuration, over one round's betting and pause."""
+        settings = self.casino.table_settings[table_id]
+        cycle = settings.betting_seconds + settings.pause_seconds
+        return cycle * self._tables.index(table_id) / len(self._tables)
 
     # --- the tables' doors, events and commands ---------------------------------------------
 
@@ -429,7 +444,7 @@ class ClusterNode:
 
     # --- taking, handing over, losing ------------------------------------------------------
 
-    async def _take(self, table_id: str) -> None:
+    async def _take(self, table_id: str, start_after: float = 0.0) -> None:
         try:
             token = await self.leases.acquire(table_id, self.node_id)
             if token is None:
@@ -453,7 +468,11 @@ class ClusterNode:
             ledger, journal = self.casino.ledger, self.casino.journal
             try:
                 recovered = await self.casino.take(
-                    table_id, guarded(ledger, fence), guarded(journal, fence), self._prepare
+                    table_id,
+                    guarded(ledger, fence),
+                    guarded(journal, fence),
+                    self._prepare,
+                    start_after=start_after,
                 )
                 self.owners[table_id] = owner
                 await self.doors[table_id].reseat()

@@ -315,12 +315,15 @@ class Casino:
         ledger: Ledger,
         journal: Journal,
         prepare: Callable[[TableRuntime], None] = lambda table: None,
+        *,
+        start_after: float = 0.0,
     ) -> list[Recovered]:
         """Run ``table_id`` here on ``ledger`` and ``journal`` (the node's fenced views of the
         shared stores): first recover its rounds left open by the node that ran it before
         — completed or voided exactly as after a crash — then play on from its next round
-        number in a new epoch. The blocking reads and writes run off the event loop.
-        ``prepare`` sees the runtime before its first step."""
+        number in a new epoch, the first after ``start_after`` seconds. The blocking reads
+        and writes run off the event loop. ``prepare`` sees the runtime before its first
+        step."""
         settings = self.table_settings[table_id]
 
         def recover() -> tuple[list[Recovered], TableRuntime]:
@@ -337,7 +340,7 @@ class Casino:
         self.tables[table_id] = table
         self.on_table(table)
         prepare(table)  # the node's viewers of the table, and its publishing to the others
-        self._run(table, 0.0)
+        self._run(table, start_after)
         return recovered
 
     async def drain(self, table_id: str) -> None:
