@@ -170,7 +170,7 @@ class _Session:
 
     async def handle(self, message: ClientMessage) -> None:
         if isinstance(message, Hello):
-            self._hello(message)
+            await self._hello(message)
             shared = self.casino.shared_notices
             if self.player is not None and shared is not None:  # recovered on any node
                 for notice in await shared(self.player.player_id):
@@ -231,7 +231,7 @@ class _Session:
         self.send(stations.status(station, message.ref))
         return None
 
-    def _hello(self, message: Hello) -> None:
+    async def _hello(self, message: Hello) -> None:
         if message.version != PROTOCOL_VERSION:
             return self.error(
                 "unsupported_version",
@@ -242,7 +242,9 @@ class _Session:
         if self.player is not None:
             return self.error("already_welcomed", "hello was already accepted", ref=message.ref)
         try:
-            player = self.casino.login(message.name, message.token)
+            # Off the event loop: a new player's account and grant are durable writes, and
+            # with a shared database every store call is a round trip.
+            player, balance = await asyncio.to_thread(self._login, message.name, message.token)
         except AuthError as exc:
             return self.error(exc.code, str(exc), ref=message.ref)
         self.player = player
@@ -252,7 +254,7 @@ class _Session:
                 version=PROTOCOL_VERSION,
                 player_id=player.player_id,
                 name=player.name,
-                balance=self.casino.balance(player.player_id),
+                balance=balance,
                 currency=self.casino.settings.currency if player.play_money else "USD",
                 play_money=player.play_money,
                 token=player.token,
@@ -265,6 +267,10 @@ class _Session:
         if player.station is not None and self.casino.stations is not None:
             self.unwatch = self.casino.stations.watch(player.station, self.send)
         return None
+
+    def _login(self, name: str | None, token: str | None) -> tuple[Player, int]:
+        player = self.casino.login(name, token)
+        return player, self.casino.balance(player.player_id)
 
     def _table(self, table_id: str, ref: int | None) -> TableDoor | None:
         table = self.casino.door(table_id)
