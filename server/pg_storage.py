@@ -355,7 +355,7 @@ class PgWriter:
             if _rolled_back(exc):
                 return False
             self._fail(group, exc)
-        except BaseException as exc:  # pragma: no cover - a bug: say it to every waiter
+        except BaseException as exc:  # no connection could be made (StorageError), or a bug
             for write in group:
                 write.future.set_exception(exc)
         else:
