@@ -511,10 +511,12 @@ def capacity(trials: list[Trial]) -> Trial | None:
     return max(held, key=lambda t: t.users) if held else None
 
 
-def bottleneck(trials: list[Trial], best: Trial | None, name: str) -> dict[str, Any] | None:
+def bottleneck(
+    trials: list[Trial], best: Trial | None, name: str, keep: bool = True
+) -> dict[str, Any] | None:
     """Where the time went in the trial that decided the capacity — the smallest that did
     not hold, else the largest that did: its busiest process and that process's flame graph,
-    copied to loadtests/profiles/NAME.svg."""
+    copied to loadtests/profiles/NAME.svg with ``keep`` (else linked where it is)."""
     failed = [t for t in trials if not t.held]
     deciding = min(failed, key=lambda t: t.users) if failed else best
     if deciding is None or not deciding.profiles:
@@ -526,7 +528,9 @@ def bottleneck(trials: list[Trial], best: Trial | None, name: str) -> dict[str, 
     busiest = "locust" if deciding.locust_cores >= 0.9 else max(nodes, key=lambda n: shares[n])
     svg = Path(deciding.profiles[busiest]["svg"])
     link = None
-    if svg.exists():
+    if svg.exists() and not keep:
+        link = str(svg)
+    elif svg.exists():
         PROFILES.mkdir(parents=True, exist_ok=True)
         target = PROFILES / f"{name}.svg"
         target.write_bytes(svg.read_bytes())
@@ -677,7 +681,11 @@ OPTIONS: list[Option] = [
 
 def main() -> int:
     parser = option_parser(__doc__.splitlines()[0], OPTIONS)
-    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--no-write",
+        action="store_true",
+        help="print only (BENCHMARKS.md and loadtests/profiles/ untouched)",
+    )
     parser.add_argument("--no-profile", action="store_true", help="no py-spy sampling")
     parser.add_argument(
         "--profile-dir",
@@ -713,7 +721,9 @@ def main() -> int:
                     "deployment": deployment,
                     "best": asdict(best) if best else None,
                     "trials": [asdict(t) for t in trials],
-                    "bottleneck": bottleneck(trials, best, f"{scenario}-{deployment}"),
+                    "bottleneck": bottleneck(
+                        trials, best, f"{scenario}-{deployment}", keep=not args.no_write
+                    ),
                 }
             )
             if best is not None:  # the next deployment starts a step below this one

@@ -81,11 +81,13 @@ def _main_conf(prefix: Path) -> str:
         "daemon off;",
         "worker_processes 1;",
         # Load tests hold thousands of WebSockets, two connections each in nginx (the
-        # player's and the one to a node): as deploy/'s main configurations do.
+        # player's and the one to a node): deploy/'s main configurations give each of their
+        # workers (one per core) 8,192; this one worker has two such workers' worth, 8,192
+        # players, within the 20,000 files a process may open here.
         "worker_rlimit_nofile 20000;",
         f"pid {prefix / 'nginx.pid'};",
         f"error_log {prefix / 'error.log'} notice;",
-        "events { worker_connections 8192; }",
+        "events { worker_connections 16384; }",
         "http {",
         f"    access_log {prefix / 'access.log'};",
         f"    client_body_temp_path {prefix / 'client_body_temp'};",
