@@ -368,7 +368,15 @@ class ClusterNode:
                 await self._refresh_owner(table_id)
                 continue
             except RpcTimeout:
-                break
+                # The command reached the owner's queue and may have been carried out:
+                # the player learns which by sending it again as it was (a bet's id makes
+                # that safe), never by assuming it was refused.
+                raise IllegalAction(
+                    TABLE_UNAVAILABLE,
+                    "the table's node did not answer in time; the command may have been "
+                    "carried out: send it again as it was (the same bet_id) to learn its outcome",
+                    table_id,
+                ) from None
             if "error" in answer:
                 raise IllegalAction(*answer["error"])
             return answer["data"]

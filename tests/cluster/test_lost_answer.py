@@ -1,0 +1,73 @@
+"""A bet placed through a node that does not run the table, whose answer does not come back
+in time (the owner overloaded, Redis slow): the player is told the bet may stand and to send
+it again as it was — and sending it again learns that it was placed, charged once
+(docs/protocol.md, `table_unavailable`)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from server.cluster.node import place
+from server.cluster.rpc import RpcTimeout
+from server.protocol.messages import BetAccepted, ErrorMessage, Join, Joined, PlaceBet
+from server.wallet.ledger import player_account
+from tests.cluster.local import node, until
+from tests.net.live import Client
+from tests.redis_server import RedisServer
+
+
+def test_a_bet_whose_answer_was_lost_is_learned_by_sending_it_again(
+    tmp_path: Path, redis_server: RedisServer, postgres_url: str
+) -> None:
+    async def go() -> None:
+        a = node(tmp_path, "node-a", redis_server, postgres_url)
+        b = node(tmp_path, "node-b", redis_server, postgres_url)
+        await a.start()
+        await b.start()
+        try:
+            assert a.cluster is not None and b.cluster is not None
+            home = place("bac-1", sorted([a.cluster.node_id, b.cluster.node_id]))
+            owner, other = (a, b) if home == a.cluster.node_id else (b, a)
+            assert owner.cluster is not None and other.cluster is not None
+            await until(lambda: owner.cluster.doors["bac-1"].runtime() is not None)  # type: ignore[union-attr]
+            await until(lambda: other.cluster.owners.get("bac-1") is not None)  # type: ignore[union-attr]
+            rpc = other.cluster.rpc
+            real = rpc.call
+
+            async def answer_lost(*args: Any, **kwargs: Any) -> Any:
+                await real(*args, **kwargs)  # carried out by the owner ...
+                raise RpcTimeout("no answer from the owner: timed out")  # ... answer lost
+
+            async with Client.connect(other, "ann") as ann:
+                account = player_account(ann.welcome.player_id)
+                await ann.send(Join(table="bac-1"))
+                await ann.expect(Joined)
+                for _ in range(10):  # bet as a round opens (its window is 0.4 s)
+                    round_id = (await ann.event("betting_opened")).round
+                    bet = PlaceBet(table="bac-1", round=round_id, bet_id=f"x-{round_id}", spot="banker", amount=100)  # fmt: skip  # noqa: E501
+                    rpc.call = answer_lost  # type: ignore[method-assign]
+                    await ann.send(bet)
+                    lost = await ann.expect(ErrorMessage)
+                    rpc.call = real  # type: ignore[method-assign]
+                    await ann.send(bet)  # the same bet again, as the error says
+                    again = await ann.expect(BetAccepted | ErrorMessage)
+                    if isinstance(again, BetAccepted):
+                        break
+                assert isinstance(again, BetAccepted), again
+                assert lost.code == "table_unavailable"
+                assert "may have been carried out" in lost.message
+                assert "same bet_id" in lost.message
+                assert again.bet_id == bet.bet_id
+                debits = [
+                    t
+                    for _, t in other.casino.ledger.history(account)
+                    if t.source == account and t.bet_id == bet.bet_id
+                ]
+                assert [t.amount for t in debits] == [100]  # charged once
+        finally:
+            await b.stop()
+            await a.stop()
+
+    asyncio.run(go())
