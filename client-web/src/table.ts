@@ -11,6 +11,7 @@ import type {
   BetRecord,
   ErrorMessage,
   Joined,
+  PlaceBet,
   RecalledRound,
   Role,
   Rules,
@@ -22,6 +23,7 @@ import type {
 } from "./protocol";
 import { cardElement } from "./cards";
 import { showRulesDialog, showRecallDialog } from "./dialogs";
+import { BET_RESEND_MS, SentBets } from "./sent-bets";
 
 interface MyBet extends BetRecord {
   result?: string;
@@ -73,6 +75,7 @@ export class TableView {
   private windowMs = 0;
   private bets = new Map<string, MyBet>();
   private placedOrder: string[] = [];
+  private sentBets = new SentBets();
   private lastResults: string[] = [];
   private meters: Record<string, number> = {};
   // A device hold (docs/devices.md): the table waits for staff or for the device's fault to clear.
@@ -350,6 +353,7 @@ export class TableView {
         if (m.table === this.tableId) this.onEvent(m);
         break;
       case "bet_accepted":
+        this.sentBets.answered(m.ref);
         if (m.table !== this.tableId) break;
         this.setBalance(m.balance);
         if (m.round === this.round) {
@@ -367,9 +371,17 @@ export class TableView {
       case "balance":
         this.setBalance(m.balance);
         break;
-      case "error":
+      case "error": {
+        const again = this.sentBets.resend(m);
+        if (again) {
+          // In a cluster the table's node may not have answered in time, and the bet may
+          // stand: sending it again as it was (its id makes that safe) learns whether it does.
+          window.setTimeout(() => this.sendBet(again.bet, again.resent), BET_RESEND_MS);
+          break;
+        }
         if (!this.options.kiosk) this.toast(ERROR_TEXT[m.code] ?? m.message, "error", m.code);
         break;
+      }
       case "notice":
         this.toast(m.message, "info");
         break;
@@ -380,6 +392,7 @@ export class TableView {
 
   private onJoined(m: Joined): void {
     this.joined = true;
+    this.sentBets.clear(); // a new connection: the old one's replies will not come
     this.role = m.role === "spectator" ? "spectator" : "player";
     if (m.resumed && this.game) {
       this.seq = Math.max(this.seq, m.snapshot.seq);
@@ -564,12 +577,16 @@ export class TableView {
       this.conn.send({ type: "cancel_bet", table: this.tableId, round: this.round!, bet_id: existing.bet_id });
       const id = this.nextBetId();
       this.placedOrder.push(id);
-      this.conn.send({ type: "place_bet", table: this.tableId, round: this.round!, bet_id: id, spot, amount: existing.amount + amount });
+      this.sendBet({ type: "place_bet", table: this.tableId, round: this.round!, bet_id: id, spot, amount: existing.amount + amount });
       return;
     }
     const id = this.nextBetId();
     this.placedOrder.push(id);
-    this.conn.send({ type: "place_bet", table: this.tableId, round: this.round!, bet_id: id, spot, amount });
+    this.sendBet({ type: "place_bet", table: this.tableId, round: this.round!, bet_id: id, spot, amount });
+  }
+
+  private sendBet(bet: PlaceBet, resent = 0): void {
+    this.sentBets.add(this.conn.send(bet), bet, resent);
   }
 
   private undo(): void {
