@@ -236,6 +236,12 @@ MAX_GROUP: Final = 64
 # A write the database rolled back to break a deadlock (or a serialisation failure) is
 # made again, alone, this many times before it fails.
 ROLLBACK_RETRIES: Final = 3
+# A writer's transaction left waiting on its own process this long is ended by the
+# database (``idle_in_transaction_session_timeout``): a node paused or starved mid-group
+# would otherwise hold its rows — the table's fence among them — and the node taking the
+# table over could not raise the fence until it woke. Its writes then fail (nothing of them
+# committed), as for a lost connection.
+IDLE_IN_TRANSACTION_MS: Final = 2000
 
 
 def _rolled_back(exc: BaseException) -> bool:
@@ -273,7 +279,7 @@ class PgWriter:
 
     def __init__(self, url: str, name: str) -> None:
         self.url, self.name = url, name
-        self._conn: psycopg.Connection[Any] | None = connect(url)
+        self._conn: psycopg.Connection[Any] | None = self._connect()
         self._queue: queue.SimpleQueue[_Write | object] = queue.SimpleQueue()
         self._closed = False
         self._close_lock = threading.Lock()
@@ -347,11 +353,10 @@ class PgWriter:
         try:
             results = self._transaction(apply_all)
         except _Undone as undone:
-            lost = isinstance(undone.error, (psycopg.OperationalError, psycopg.InterfaceError))
-            if not lost or _rolled_back(undone.error):
+            if not self._lost(undone.error):
                 return False  # a refusal or a deadlock victim: one by one
             self._fail(group, undone.error)  # the connection went: as for a single write
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        except psycopg.Error as exc:
             if _rolled_back(exc):
                 return False
             self._fail(group, exc)
@@ -364,8 +369,18 @@ class PgWriter:
         self.writes += len(group)
         return True
 
+    def _lost(self, exc: BaseException) -> bool:
+        """``exc`` took the connection with it (the database ended the session, the link
+        broke): not a refusal of the write's own."""
+        if _rolled_back(exc):
+            return False
+        conn = self._conn
+        broken = conn is None or conn.closed or conn.broken
+        return broken or isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
+
     def _fail(self, group: list[_Write], exc: BaseException) -> None:
-        if not _rolled_back(exc):  # the connection itself failed: the next write reconnects
+        """``group`` failed on the database's side: ``StorageError`` for each write."""
+        if self._lost(exc):  # the next write connects again
             self._drop()
         for write in group:
             write.future.set_exception(StorageError(f"the {self.name} write failed: {exc}"))
@@ -376,7 +391,7 @@ class PgWriter:
         for attempt in range(1, ROLLBACK_RETRIES + 1):
             try:
                 result = self._transaction(write.apply)
-            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            except psycopg.Error as exc:  # the store's own statements never leak one
                 if _rolled_back(exc) and attempt < ROLLBACK_RETRIES:
                     continue
                 self._fail([write], exc)
@@ -394,7 +409,7 @@ class PgWriter:
         for attempt in (1, 2):
             fresh = self._conn is None or self._conn.closed
             if self._conn is None or self._conn.closed:
-                self._conn = connect(self.url)
+                self._conn = self._connect()
             began = False
 
             def write(conn: psycopg.Connection[Any]) -> T:
@@ -418,6 +433,15 @@ class PgWriter:
             finally:
                 self.verified.clear()
         raise AssertionError("unreachable")
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        conn = connect(self.url)
+        try:
+            conn.execute(f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}")
+        except psycopg.Error as exc:
+            conn.close()
+            raise StorageError(f"cannot set up the {self.name} writer: {exc}") from None
+        return conn
 
     def _drop(self) -> None:
         if self._conn is not None:

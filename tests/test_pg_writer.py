@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import Future
 from typing import Any
 
 import psycopg
 import pytest
 
-from server.pg_storage import PgWriter
-from server.stores import guarded
+from server.pg_storage import IDLE_IN_TRANSACTION_MS, PgWriter
+from server.stores import StorageError, guarded
 from server.wallet.ledger import InsufficientFunds, Transfer
 from server.wallet.pg_ledger import PgLedger
 
@@ -160,3 +161,29 @@ def test_a_guard_is_checked_once_per_transaction(postgres_url: str) -> None:
     assert guard.calls == 1 + 1 + 3  # the undone group's check, then each write's own
     assert ledger.balance("p") == 70
     ledger.close()
+
+
+def test_a_writer_stalled_inside_its_transaction_lets_go_of_its_rows(postgres_url: str) -> None:
+    """A node paused (SIGSTOP, a partition, a starved thread) in the middle of a group holds
+    the rows it wrote — a table's fence among them. The database ends such a transaction
+    (``IDLE_IN_TRANSACTION_MS``): another node's write goes through, and nothing of the
+    stalled one is applied; its writer carries on with the next write."""
+    _accounts(postgres_url, "a")
+    writer = PgWriter(postgres_url, "test")
+    locked = threading.Event()
+
+    def stalled(conn: Conn) -> None:
+        _add("a")(conn)  # the row is locked by this transaction
+        locked.set()
+        time.sleep(IDLE_IN_TRANSACTION_MS / 1000 + 1.5)  # the process stops here a while
+        conn.execute("SELECT 1")
+
+    future = writer.submit(stalled)
+    assert locked.wait(10)
+    with psycopg.connect(postgres_url, autocommit=True) as other:  # waits for the row
+        other.execute("UPDATE accounts SET balance = balance + 10 WHERE name = 'a'")
+    with pytest.raises(StorageError, match="test write failed"):
+        future.result(10)
+    assert _balances(postgres_url) == {"a": 10}  # the stalled write never committed
+    assert writer.call(_add("a")) == 11  # a new connection, and on
+    writer.close()

@@ -151,8 +151,11 @@ class CroupierUser(User):
     bets_per_round = (1, 3)
     # Seconds a player looks at the table after betting opens before its first bet: players
     # do not all bet in the same millisecond, and a scenario whose did would measure a burst
-    # no floor makes. Within the shortest betting window the scenarios serve (5 s).
+    # no floor makes. Within the shortest betting window the scenarios serve (5 s); and
+    # never longer than most of the window the player saw last (a table with shorter rounds,
+    # as the test suite's, still gets its bets).
     think_before_bet = (0.2, 1.5)
+    window: float | None = None  # seconds from betting_opened to betting_closed, last seen
     skim = False  # a spectator that decodes only the frames that open and end rounds
 
     def on_start(self) -> None:
@@ -336,8 +339,14 @@ class CroupierUser(User):
             if message.event == "betting_opened":
                 opened = time.perf_counter()
                 if self.role == "player":
-                    gevent.sleep(self.rng.uniform(*self.think_before_bet))
+                    low, high = self.think_before_bet
+                    if self.window is not None:
+                        high = min(high, max(low, 0.6 * self.window))
+                    gevent.sleep(self.rng.uniform(low, high))
                     self.bet(message.round, sent)
+            elif message.event == "betting_closed":
+                if opened is not None:
+                    self.window = time.perf_counter() - opened
             elif message.event == "decision_requested":
                 if self.book is not None and message.data.get("player_id") == self.book.player_id:
                     options = message.data["options"]
