@@ -4,10 +4,12 @@ PostgreSQL), and what the tests check of them."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+from server.cluster.node import place
 from server.config import parse_config
 from server.journal.pg_journal import PgJournal
 from server.net.app import Service
@@ -71,6 +73,25 @@ def node(tmp_path: Path, name: str, redis: RedisServer, database: str) -> Servic
         redis_url=redis.url,
         node_id=name,
     )
+
+
+@contextlib.asynccontextmanager
+async def home_and_other(
+    tmp_path: Path, redis: RedisServer, database: str, table_id: str
+) -> AsyncIterator[tuple[Service, Service]]:
+    """Two nodes started: the one ``table_id`` is placed at (its home, where it stays) and
+    the other; both stopped afterwards."""
+    a = node(tmp_path, "node-a", redis, database)
+    b = node(tmp_path, "node-b", redis, database)
+    await a.start()
+    await b.start()
+    try:
+        assert a.cluster is not None and b.cluster is not None
+        home = place(table_id, sorted([a.cluster.node_id, b.cluster.node_id]))
+        yield (a, b) if home == a.cluster.node_id else (b, a)
+    finally:
+        await b.stop()
+        await a.stop()
 
 
 def check_books(database: str) -> None:

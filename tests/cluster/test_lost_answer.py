@@ -9,11 +9,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from server.cluster.node import place
 from server.cluster.rpc import RpcTimeout
 from server.protocol.messages import BetAccepted, ErrorMessage, Join, Joined, PlaceBet
 from server.wallet.ledger import player_account
-from tests.cluster.local import node, until
+from tests.cluster.local import home_and_other, until
 from tests.net.live import Client
 from tests.redis_server import RedisServer
 
@@ -22,14 +21,7 @@ def test_a_bet_whose_answer_was_lost_is_learned_by_sending_it_again(
     tmp_path: Path, redis_server: RedisServer, postgres_url: str
 ) -> None:
     async def go() -> None:
-        a = node(tmp_path, "node-a", redis_server, postgres_url)
-        b = node(tmp_path, "node-b", redis_server, postgres_url)
-        await a.start()
-        await b.start()
-        try:
-            assert a.cluster is not None and b.cluster is not None
-            home = place("bac-1", sorted([a.cluster.node_id, b.cluster.node_id]))
-            owner, other = (a, b) if home == a.cluster.node_id else (b, a)
+        async with home_and_other(tmp_path, redis_server, postgres_url, "bac-1") as (owner, other):
             assert owner.cluster is not None and other.cluster is not None
             await until(lambda: owner.cluster.doors["bac-1"].runtime() is not None)  # type: ignore[union-attr]
             await until(lambda: other.cluster.owners.get("bac-1") is not None)  # type: ignore[union-attr]
@@ -66,8 +58,5 @@ def test_a_bet_whose_answer_was_lost_is_learned_by_sending_it_again(
                     if t.source == account and t.bet_id == bet.bet_id
                 ]
                 assert [t.amount for t in debits] == [100]  # charged once
-        finally:
-            await b.stop()
-            await a.stop()
 
     asyncio.run(go())

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from server.cluster.node import place
 from server.net.app import Service
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import (
@@ -27,7 +26,7 @@ from server.protocol.messages import (
     TableEvent,
     Welcome,
 )
-from tests.cluster.local import node, until
+from tests.cluster.local import home_and_other, node, until
 from tests.net.live import Client
 from tests.redis_server import RedisServer
 
@@ -36,18 +35,13 @@ def test_a_viewer_on_another_node_resumes_from_the_tables_history(
     tmp_path: Path, redis_server: RedisServer, postgres_url: str
 ) -> None:
     async def go() -> None:
-        a = node(tmp_path, "node-a", redis_server, postgres_url)
-        b = node(tmp_path, "node-b", redis_server, postgres_url)
-        await a.start()
-        await b.start()
-        try:
-            assert a.cluster is not None and b.cluster is not None
-            await until(lambda: len(a.cluster.owned) + len(b.cluster.owned) == 5)
-            await until(lambda: bool(a.cluster.owned) and bool(b.cluster.owned))
+        async with home_and_other(tmp_path, redis_server, postgres_url, "bac-1") as (owner, other):
+            a, b = owner.cluster, other.cluster
+            assert a is not None and b is not None
+            await until(lambda: len(a.owned) + len(b.owned) == 5)
+            await until(lambda: bool(a.owned) and bool(b.owned))
             # The table at its home node for good (until then a node may still hand it over,
             # and its events go on in the new owner's block of seqs).
-            home = place("bac-1", sorted([a.cluster.node_id, b.cluster.node_id]))
-            owner, other = (a, b) if home == a.cluster.node_id else (b, a)
             await until(lambda: owner.cluster.doors["bac-1"].runtime() is not None)  # type: ignore[union-attr]
             last = await watch(other, 8)
             await asyncio.sleep(1.5)  # the table plays on while the viewer is away
@@ -66,9 +60,6 @@ def test_a_viewer_on_another_node_resumes_from_the_tables_history(
                 await client.send(Resume(table="bac-1", last_seq=10**15))
                 joined = await client.expect(Joined)
                 assert not joined.resumed and joined.snapshot.table == "bac-1"
-        finally:
-            await b.stop()
-            await a.stop()
 
     asyncio.run(go())
 
