@@ -408,7 +408,7 @@ class PgWriter:
         sent: the transaction is made once more on a new connection."""
         for attempt in (1, 2):
             fresh = self._conn is None or self._conn.closed
-            if self._conn is None or self._conn.closed:
+            if self._conn is None or self._conn.closed:  # (narrows the type, as ``fresh`` does not)
                 self._conn = self._connect()
             began = False
 
@@ -417,7 +417,7 @@ class PgWriter:
                 began = True
                 return apply(conn)
 
-            self.verified.clear()
+            self.verified.clear()  # what a guard checked held in the last transaction only
             try:
                 with self._conn.transaction():
                     result = write(self._conn)
@@ -430,8 +430,6 @@ class PgWriter:
             else:
                 self.groups += 1
                 return result
-            finally:
-                self.verified.clear()
         raise AssertionError("unreachable")
 
     def _connect(self) -> psycopg.Connection[Any]:

@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from server.wallet.ledger import LedgerError, PostResult, Transfer
+from server.wallet.ledger import MAX_AMOUNT, InsufficientFunds, LedgerError, PostResult, Transfer
 
-__all__ = ["Books", "Row", "row"]
+__all__ = ["Books", "Row", "net_changes", "new_balance", "row"]
 
 Row = tuple[str, str, int, str, str | None, str | None]
 
@@ -21,6 +21,27 @@ Row = tuple[str, str, int, str, str | None, str | None]
 def row(transfer: Transfer) -> Row:
     t = transfer
     return (t.source, t.destination, t.amount, t.kind, t.round_id, t.bet_id)
+
+
+def net_changes(wanted: Sequence[Row]) -> dict[str, int]:
+    """Each account's net change under a batch's transfers."""
+    delta: dict[str, int] = {}
+    for source, destination, amount, *_ in wanted:
+        delta[source] = delta.get(source, 0) - amount
+        delta[destination] = delta.get(destination, 0) + amount
+    return delta
+
+
+def new_balance(account: str, balance: int, may_go_negative: bool, change: int) -> int:
+    """``account``'s balance after ``change``, by the ledger's rules: ``InsufficientFunds``
+    below zero for an account that may not go negative, ``LedgerError`` beyond
+    ``MAX_AMOUNT`` either way."""
+    new = balance + change
+    if new < 0 and not may_go_negative:
+        raise InsufficientFunds(account, balance, -change)
+    if abs(new) > MAX_AMOUNT:
+        raise LedgerError(f"{account} would hold {new}, beyond {MAX_AMOUNT}")
+    return new
 
 
 class Books:

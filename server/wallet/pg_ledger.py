@@ -18,11 +18,9 @@ from typing import Any
 import psycopg
 
 from server.pg_storage import PgReader, PgWriter, connect, require_schema
-from server.wallet.books import Books, Row
+from server.wallet.books import Books, Row, net_changes, new_balance
 from server.wallet.ledger import (
-    MAX_AMOUNT,
     IdempotencyConflict,
-    InsufficientFunds,
     LedgerError,
     PostResult,
 )
@@ -57,10 +55,7 @@ def _apply(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostRe
         assert existing is not None
         return existing
     seq = int(row[0])
-    delta: dict[str, int] = {}
-    for source, destination, amount, *_ in wanted:
-        delta[source] = delta.get(source, 0) - amount
-        delta[destination] = delta.get(destination, 0) + amount
+    delta = net_changes(wanted)
     names = sorted(delta)
     locked = {
         name: (int(balance), bool(negative))
@@ -74,12 +69,7 @@ def _apply(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostRe
     for account in names:  # a refusal raises: the transaction undoes the key's claim too
         if account not in locked:
             raise LedgerError(f"no account {account!r}")
-        balance, may_go_negative = locked[account]
-        new = balances[account] = balance + delta[account]
-        if new < 0 and not may_go_negative:
-            raise InsufficientFunds(account, balance, -delta[account])
-        if abs(new) > MAX_AMOUNT:
-            raise LedgerError(f"{account} would hold {new}, beyond {MAX_AMOUNT}")
+        balances[account] = new_balance(account, *locked[account], delta[account])
     columns = list(zip(*wanted, strict=True))
     changed = [(account, change) for account, change in delta.items() if change]
     conn.execute(

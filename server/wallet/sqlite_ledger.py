@@ -16,11 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from server.storage import DurableWriter, open_durable_sqlite
-from server.wallet.books import Books, Row
+from server.wallet.books import Books, Row, net_changes, new_balance
 from server.wallet.ledger import (
-    MAX_AMOUNT,
     IdempotencyConflict,
-    InsufficientFunds,
     LedgerError,
     PostResult,
 )
@@ -67,10 +65,7 @@ def _apply(key: str, wanted: list[Row], db: sqlite3.Connection) -> PostResult:
             raise IdempotencyConflict(f"batch {key!r} was posted with other transfers")
         return PostResult(key, False, int(existing[0]))
     # Net change per account, checked against the accounts' rules before anything is written.
-    delta: dict[str, int] = {}
-    for source, destination, amount, *_ in wanted:
-        delta[source] = delta.get(source, 0) - amount
-        delta[destination] = delta.get(destination, 0) + amount
+    delta = net_changes(wanted)
     balances: dict[str, int] = {}
     for account, change in delta.items():
         row = db.execute(
@@ -78,12 +73,7 @@ def _apply(key: str, wanted: list[Row], db: sqlite3.Connection) -> PostResult:
         ).fetchone()
         if row is None:
             raise LedgerError(f"no account {account!r}")
-        balance, may_go_negative = int(row[0]), bool(row[1])
-        new = balances[account] = balance + change
-        if new < 0 and not may_go_negative:
-            raise InsufficientFunds(account, balance, -change)
-        if abs(new) > MAX_AMOUNT:
-            raise LedgerError(f"{account} would hold {new}, beyond {MAX_AMOUNT}")
+        balances[account] = new_balance(account, int(row[0]), bool(row[1]), change)
     seq = db.execute("INSERT INTO batches(key) VALUES (?)", (key,)).lastrowid
     assert seq is not None
     db.executemany(
