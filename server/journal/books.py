@@ -32,8 +32,10 @@ def _settle_meters(
         f"SELECT result FROM meter_settlements WHERE round_id = {ph}", (round_id,)
     ).fetchone()
     if done is not None:
+        # The round's first result, with the meters as they stand now: other tables of the
+        # link may have moved them since, and a caller shows ``states`` to players.
         settled: dict[str, Any] = json.loads(done[0])
-        return settled
+        return settled | {"states": {name: _meter(conn, ph, "", key) for name, key in keys.items()}}
     states: dict[str, dict[str, int] | None] = {}
     for name, key in sorted(keys.items(), key=lambda item: item[1]):  # one lock order
         # A new meter's row first, so that two nodes' first rounds queue on it too.
@@ -41,9 +43,7 @@ def _settle_meters(
             f"INSERT INTO linked_meters(key, state) VALUES ({ph}, NULL) ON CONFLICT DO NOTHING",
             (key,),
         )
-        row = conn.execute(f"SELECT state FROM linked_meters WHERE key = {ph}{lock}", (key,))
-        text = row.fetchone()[0]
-        states[name] = None if text is None else json.loads(text)
+        states[name] = _meter(conn, ph, lock, key)
     new, result = apply(states)
     for name, state in new.items():
         conn.execute(
@@ -56,6 +56,13 @@ def _settle_meters(
         (round_id, json.dumps(result, sort_keys=True)),
     )
     return result
+
+
+def _meter(conn: Any, ph: str, lock: str, key: str) -> dict[str, int] | None:
+    """A linked meter's state (None: not used yet)."""
+    row = conn.execute(f"SELECT state FROM linked_meters WHERE key = {ph}{lock}", (key,))
+    found = row.fetchone()
+    return None if found is None or found[0] is None else json.loads(found[0])
 
 
 class JournalBooks:
@@ -126,7 +133,8 @@ class JournalBooks:
         """Apply one round to the linked meters at ``keys`` (meter name → key), once:
         ``apply(states)`` takes the shared meters' states by name (None: a new meter) and
         returns the new states and the round's result, written in the same transaction. A
-        round already settled gets its first result back and changes nothing (recovery)."""
+        round already settled gets its first result back, with the meters' ``states`` as they
+        stand now, and changes nothing (recovery)."""
         write = partial(_settle_meters, self._PLACEHOLDER, self._LOCK, round_id, keys, apply)
         result: dict[str, Any] = self._writer.call(write)
         return result

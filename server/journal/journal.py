@@ -86,7 +86,8 @@ class Journal(Protocol):
         """Apply one round to the linked progressive meters at ``keys`` (meter name → key)
         exactly once, in one transaction that holds those meters: ``apply(states)`` returns
         the new states and the round's result. Asked again for the same round (recovery), the
-        first result comes back and nothing changes."""
+        first result comes back, its ``states`` the meters as they stand now (other tables of
+        the link may have moved them), and nothing changes."""
 
     async def asettle_meters(
         self, round_id: str, keys: Mapping[str, str], apply: Callable[..., Any]

@@ -4,6 +4,7 @@ durable, and able to tell which rounds a crash left open."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,32 @@ def test_a_round_settles_the_linked_meters_once(journal_at: Opener) -> None:
     state = journal.linked_meters(["floor/heavenly_9_progressive"])["floor/heavenly_9_progressive"]
     assert state is not None and state["meter"] * 2 == (1_000_000 * 2 + 1) * state["denominator"]
     assert [r for r, _ in journal.meter_settlements()] == ["t.1"]
+
+
+def test_a_round_asked_again_shows_the_meters_as_another_table_left_them(
+    journal_at: Opener,
+) -> None:
+    """Recovery asks the store again for a round it settled before a crash; another table of
+    the link has since moved the meter. The round's awards come back unchanged, and the meter
+    its table shows is the one the link holds now, not the one of that round's time."""
+    journal, game = journal_at(), _linked_game()
+    key = "floor/heavenly_9_progressive"
+
+    def settle(round_id: str, wager: int) -> dict[str, Any]:
+        ops = [_op("add", "heavenly_9_progressive", 1, wager)]
+        apply = lambda states: game.settle_linked(ops, game.hit_values_for(ops), states)  # noqa: E731
+        return journal.settle_meters(round_id, game.linked, apply)
+
+    first = settle("t.1", 1_000)  # 631b.2(i): 10% of $10 to the meter
+    settle("u.1", 2_000)  # the other table's round, after it
+    again = settle("t.1", 5_000)  # the same round: nothing is applied twice
+    assert {k: v for k, v in again.items() if k != "states"} == {
+        k: v for k, v in first.items() if k != "states"
+    }
+    now = journal.linked_meters([key])[key]
+    assert now is not None and again["states"]["heavenly_9_progressive"] == now
+    assert Fraction(now["meter"], now["denominator"]) == 1_000_000 + 100 + 200
+    assert [r for r, _ in journal.meter_settlements()] == ["t.1", "u.1"]
 
 
 def test_tables_racing_on_one_link_lose_nothing_and_pay_each_hit_once(
