@@ -9,7 +9,8 @@ against Redis's own tools, every figure a ratio to a baseline measured in the sa
    way: ``--events`` card events in bursts of ``--burst`` per tick, ``--chunk`` events at a
    time with one chunk in flight, as fast as the clients take them.
 2. **Publishing.** ``EventBus.publish`` as the tables call it, ``--burst`` events per tick
-   over 16 tables, batched per tick by the bus's own task: events and messages per second,
+   over 16 tables, batched by the bus's own task (a turn's events, or a busy millisecond's:
+   ``EventBus.linger``): events and messages per second,
    against ``redis-benchmark -P 16`` PUBLISH of the same payload (an event's share of a
    batch) and of one whole batch, and redis-py awaiting one ``publish`` at a time.
 3. **Consuming.** A node's subscriber (``EventBus``) decoding batches of 1, 4 and 16 events
