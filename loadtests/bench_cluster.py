@@ -826,6 +826,12 @@ def _meaning(result: dict[str, Any], args: argparse.Namespace) -> list[str]:
     one = con[("bus", 1)]
     remote, chunked = fan["remote"], fan["single_chunk"]
     alone = pub["buses"][0]["alone_ratio"]
+    bus_us = 1e6 / first["events_per_s"] - 1e6 / first["alone_per_s"]
+    bus_share = (
+        f"the bus's share: {bus_us:.2f} µs an event"
+        if bus_us > 0
+        else "the bus's own cost lost in the run-to-run spread of the caller's"
+    )
     return [
         "What this means. *Fan-out*: crossing Redis costs per event, not per viewer: the "
         f"owner spent {remote['shares'][0]:.0%} of its CPU and Redis {remote['shares'][2]:.0%} "
@@ -837,8 +843,7 @@ def _meaning(result: dict[str, Any], args: argparse.Namespace) -> list[str]:
         f"CPU). At {first['burst']} events per tick the caller's own ticks, with the bus "
         f"never sending, stop at {alone:.2f}× redis-benchmark's rate (the ceiling: "
         f"{1e6 / first['alone_per_s']:.2f} µs an event), and with the bus sending they came "
-        f"to {first['ratio']:.2f}× (the bus's share: "
-        f"{1e6 / first['events_per_s'] - 1e6 / first['alone_per_s']:.2f} µs an event). A "
+        f"to {first['ratio']:.2f}× ({bus_share}). A "
         f"busy bus sends at most one message a millisecond ({first['per_message']:,.0f} "
         "events each here), so a batch's fixed costs (the system calls, one XADD per table) "
         "fall on hundreds of events whatever the tick; at "
@@ -857,8 +862,8 @@ def _meaning(result: dict[str, Any], args: argparse.Namespace) -> list[str]:
         "the same phase. Those tails, far above the medians ("
         f"{loaded['owner']['p50']:.2f} and {loaded['remote']['p50']:.2f} ms), are waits that "
         "hit both alike and are not the owner's event loop (its longest stall: "
-        f"{loaded['lags'][0]['max']:.0f} ms) nor PostgreSQL's commits (a probe beside a "
-        "phase saw none over 8 ms); what holds those bets is not established here. The "
+        f"{loaded['lags'][0]['max']:.0f} ms); the reading notes under this section say what "
+        "held them when they were measured. The "
         "tables node A takes at its start are spread over a round, as one node spreads its "
         "own (`ClusterNode._spread`). "
         "*Failover*: the lease decides it — a dead owner's lease runs out a "
