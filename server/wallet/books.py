@@ -11,9 +11,16 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from server.wallet.ledger import MAX_AMOUNT, InsufficientFunds, LedgerError, PostResult, Transfer
+from server.wallet.ledger import (
+    MAX_AMOUNT,
+    IdempotencyConflict,
+    InsufficientFunds,
+    LedgerError,
+    PostResult,
+    Transfer,
+)
 
-__all__ = ["Books", "Row", "net_changes", "new_balance", "row"]
+__all__ = ["Books", "Row", "net_changes", "new_balance", "posted_before", "row"]
 
 Row = tuple[str, str, int, str, str | None, str | None]
 
@@ -30,6 +37,23 @@ def net_changes(wanted: Sequence[Row]) -> dict[str, int]:
         delta[source] = delta.get(source, 0) - amount
         delta[destination] = delta.get(destination, 0) + amount
     return delta
+
+
+def posted_before(conn: Any, ph: str, key: str, wanted: list[Row]) -> PostResult | None:
+    """The batch posted before under ``key`` (a replay: nothing moves again), or None if
+    none was; ``IdempotencyConflict`` when it was posted with other transfers. ``conn`` is
+    the store's connection in the writer's transaction, ``ph`` its SQL placeholder."""
+    found = conn.execute(f"SELECT seq FROM batches WHERE key = {ph}", (key,)).fetchone()
+    if found is None:
+        return None
+    stored = conn.execute(
+        "SELECT source, destination, amount, kind, round_id, bet_id FROM transfers "
+        f"WHERE batch_seq = {ph} ORDER BY idx",
+        (found[0],),
+    ).fetchall()
+    if [tuple(r) for r in stored] != wanted:
+        raise IdempotencyConflict(f"batch {key!r} was posted with other transfers")
+    return PostResult(key, False, int(found[0]))
 
 
 def new_balance(account: str, balance: int, may_go_negative: bool, change: int) -> int:

@@ -18,28 +18,13 @@ from typing import Any
 import psycopg
 
 from server.pg_storage import PgReader, PgWriter, connect, require_schema
-from server.wallet.books import Books, Row, net_changes, new_balance
+from server.wallet.books import Books, Row, net_changes, new_balance, posted_before
 from server.wallet.ledger import (
-    IdempotencyConflict,
     LedgerError,
     PostResult,
 )
 
 __all__ = ["PgLedger"]
-
-
-def _existing(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostResult | None:
-    row = conn.execute("SELECT seq FROM batches WHERE key = %s", (key,)).fetchone()
-    if row is None:
-        return None
-    stored = conn.execute(
-        "SELECT source, destination, amount, kind, round_id, bet_id FROM transfers "
-        "WHERE batch_seq = %s ORDER BY idx",
-        (row[0],),
-    ).fetchall()
-    if [tuple(r) for r in stored] != wanted:
-        raise IdempotencyConflict(f"batch {key!r} was posted with other transfers")
-    return PostResult(key, False, int(row[0]))
 
 
 def _apply(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostResult:
@@ -51,7 +36,7 @@ def _apply(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostRe
         "INSERT INTO batches(key) VALUES (%s) ON CONFLICT (key) DO NOTHING RETURNING seq", (key,)
     ).fetchone()
     if row is None:
-        existing = _existing(key, wanted, conn)
+        existing = posted_before(conn, "%s", key, wanted)
         assert existing is not None
         return existing
     seq = int(row[0])

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from server.storage import DurableWriter, open_durable_sqlite
-from server.wallet.books import Books, Row, net_changes, new_balance
+from server.wallet.books import Books, Row, net_changes, new_balance, posted_before
 from server.wallet.ledger import (
-    IdempotencyConflict,
     LedgerError,
     PostResult,
 )
@@ -54,16 +53,9 @@ CREATE INDEX IF NOT EXISTS transfers_round ON transfers(round_id);
 
 def _apply(key: str, wanted: list[Row], db: sqlite3.Connection) -> PostResult:
     """Post one batch inside the writer's transaction (see ``Ledger.post``)."""
-    existing = db.execute("SELECT seq FROM batches WHERE key = ?", (key,)).fetchone()
+    existing = posted_before(db, "?", key, wanted)
     if existing is not None:
-        stored = db.execute(
-            "SELECT source, destination, amount, kind, round_id, bet_id FROM transfers "
-            "WHERE batch_seq = ? ORDER BY idx",
-            (existing[0],),
-        ).fetchall()
-        if [tuple(r) for r in stored] != wanted:
-            raise IdempotencyConflict(f"batch {key!r} was posted with other transfers")
-        return PostResult(key, False, int(existing[0]))
+        return existing
     # Net change per account, checked against the accounts' rules before anything is written.
     delta = net_changes(wanted)
     balances: dict[str, int] = {}
