@@ -42,14 +42,15 @@ pause_seconds = 0.05
 """
 
 
-async def _bet_every_round(url: str, rounds: int) -> tuple[str, int, int]:
-    """A demo player betting 100 on red every round; (player id, accepted, refused)."""
+async def _bet_every_round(url: str, rounds: int, stop: threading.Event) -> tuple[str, int, int]:
+    """A demo player betting on red three times every round, for ``rounds`` rounds at least
+    and until ``stop`` is set; (player id, accepted, refused)."""
     accepted = refused = 0
     async with connect(url) as ws:
         await ws.send(encode(Hello(version=PROTOCOL_VERSION, name="w")))
         player = ""
         seen = 0
-        while seen < rounds:
+        while seen < rounds or not stop.is_set():
             message = decode_server(await ws.recv(decode=False))
             if isinstance(message, Welcome):
                 player = message.player_id
@@ -93,13 +94,16 @@ def test_wallet_credits_and_debits_beside_a_live_server_keep_the_ledger_whole(
         wait_ready(port)
 
         async def scenario() -> tuple[str, int, int]:
-            task = asyncio.create_task(_bet_every_round(f"ws://127.0.0.1:{port}/ws", 12))
+            task = asyncio.create_task(_bet_every_round(f"ws://127.0.0.1:{port}/ws", 12, stop))
             await asyncio.sleep(0.5)  # the player exists now
             return await task
 
         # The player bets on one thread of control while the operator credits and debits the
-        # same account from other processes, as fast as they can.
+        # same account from other processes, as fast as they can, six times each at least
+        # (each command is a process of its own: however slow the machine, the player plays
+        # on until they are done).
         loop_result: list[tuple[str, int, int]] = []
+        stop = threading.Event()
 
         def play() -> None:
             loop_result.append(asyncio.run(scenario()))
@@ -118,6 +122,8 @@ def test_wallet_credits_and_debits_beside_a_live_server_keep_the_ledger_whole(
         credited = debited = 0
         n = 0
         while playing.is_alive():
+            if n == 6:
+                stop.set()  # the player ends the round in play, at the twelfth at the least
             n += 1
             credit = _wallet(data, "credit", player, "700", "--reference", f"in-{n}")
             assert credit.returncode == 0, credit.stderr
@@ -129,7 +135,7 @@ def test_wallet_credits_and_debits_beside_a_live_server_keep_the_ledger_whole(
                 assert "insufficient" in debit.stderr.lower() or "holds" in debit.stderr
         playing.join()
         _, accepted, _ = loop_result[0]
-        assert accepted > 0 and n > 3
+        assert accepted > 0 and n > 6
         # A repeated reference changes nothing.
         again = _wallet(data, "credit", player, "700", "--reference", "in-1")
         assert again.returncode == 0 and "nothing changed" in again.stdout
