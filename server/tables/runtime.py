@@ -240,7 +240,7 @@ class TableRuntime:
                 results: tuple[Any, ...] = (await self.stores.result(wait.effects[0]),)
             else:  # counted as in flight until this task has the results (ManualClock)
                 with in_flight():
-                    results = tuple(await asyncio.gather(*map(self.stores.result, wait.effects)))
+                    results = await self.stores.results(wait.effects)
             for result in results:
                 if type(result) is PostResult:
                     self._posted.update(result.balances)

@@ -67,6 +67,29 @@ class TableStores:
         self.table_id, self.ledger, self.journal, self.game = table_id, ledger, journal, game
         self.devices = devices
 
+    async def results(self, effects: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Perform a ``Wait``'s effects at once; its ledger posts, when there are several
+        (a round's settlements), as one write of the ledger (``Ledger.apost_many``)."""
+        posts = [n for n, effect in enumerate(effects) if type(effect) is fx.Post]
+        if len(posts) < 2:
+            return tuple(await asyncio.gather(*map(self.result, effects)))
+        others = [n for n in range(len(effects)) if n not in set(posts)]
+        got = await asyncio.gather(
+            self._posts([effects[n] for n in posts]), *(self.result(effects[n]) for n in others)
+        )
+        out: list[Any] = [None] * len(effects)
+        for n, result in zip(posts, got[0], strict=True):
+            out[n] = result
+        for n, result in zip(others, got[1:], strict=True):
+            out[n] = result
+        return tuple(out)
+
+    async def _posts(self, posts: list[fx.Post]) -> list[Any]:
+        try:
+            return list(await self.ledger.apost_many([(p.key, p.transfers) for p in posts]))
+        except Exception as exc:  # one refused: none is applied
+            return [failure(exc)] * len(posts)
+
     async def result(self, effect: Any) -> Any:
         """Perform one effect of a ``Wait``: its value, or ``Refused``/``Failed``."""
         try:

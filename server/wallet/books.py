@@ -5,9 +5,10 @@ reads and the function that applies a batch in its writer's transaction."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -70,12 +71,14 @@ def new_balance(account: str, balance: int, may_go_negative: bool, change: int) 
 
 class Books:
     """A ledger's common part. A store sets ``_writer`` (``call``/``run`` a write in its
-    transaction, in order), ``_apply`` (``(key, rows, connection) -> PostResult``) and
+    transaction, in order), ``_apply`` (``(key, rows, connection) -> PostResult``),
+    ``_apply_many`` (``([(key, rows), ...], connection) -> [PostResult, ...]``) and
     implements ``_rows(sql, params)``, its SQL naming parameter ``a`` as ``_A``."""
 
     _A = ":a"
     _writer: Any
     _apply: Callable[..., PostResult]
+    _apply_many: Callable[..., list[PostResult]]
 
     def __init__(self) -> None:
         # Debits posted with ``apost`` and not yet committed (or refused), per account.
@@ -104,6 +107,24 @@ class Books:
 
     async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
         apply = self._batch(key, transfers)
+        with self._pending(transfers):
+            result: PostResult = await self._writer.run(apply)
+        return result
+
+    async def apost_many(
+        self, batches: Sequence[tuple[str, Sequence[Transfer]]]
+    ) -> list[PostResult]:
+        rows = [self._rows_of(key, transfers) for key, transfers in batches]
+        if len({key for key, _ in rows}) != len(rows):
+            raise ValueError("a batch key given twice in one apost_many")
+        apply = partial(type(self)._apply_many, rows)
+        with self._pending([t for _, transfers in batches for t in transfers]):
+            results: list[PostResult] = await self._writer.run(apply)
+        return results
+
+    @contextlib.contextmanager
+    def _pending(self, transfers: Sequence[Transfer]) -> Iterator[None]:
+        """The transfers' debits count as pending (``available``) until the write ends."""
         debits: dict[str, int] = defaultdict(int)
         for t in transfers:
             debits[t.source] += t.amount
@@ -111,8 +132,7 @@ class Books:
             for account, amount in debits.items():
                 self._pending_debits[account] += amount
         try:
-            result: PostResult = await self._writer.run(apply)
-            return result
+            yield
         finally:
             with self._pending_lock:
                 for account, amount in debits.items():
@@ -123,11 +143,15 @@ class Books:
                         del self._pending_debits[account]
 
     def _batch(self, key: str, transfers: Sequence[Transfer]) -> Callable[[Any], PostResult]:
+        return partial(type(self)._apply, *self._rows_of(key, transfers))
+
+    @staticmethod
+    def _rows_of(key: str, transfers: Sequence[Transfer]) -> tuple[str, list[Row]]:
         if not key:
             raise ValueError("a batch needs an idempotency key")
         if not transfers:
             raise ValueError("an empty batch")
-        return partial(type(self)._apply, key, [row(t) for t in transfers])
+        return key, [row(t) for t in transfers]
 
     def _select(self, where: str, arg: str) -> list[tuple[str, Transfer]]:
         rows = self._rows(

@@ -112,6 +112,15 @@ class Ledger(Protocol):
         """``post``, awaited: the batch is applied in the order it was posted."""
         ...
 
+    async def apost_many(
+        self, batches: Sequence[tuple[str, Sequence[Transfer]]]
+    ) -> list[PostResult]:
+        """Several batches (``(key, transfers)``, distinct keys) as one write, applied in
+        order, each idempotent by its key as with ``post``: a round's settlements, which
+        thus cost the store one write and not one each. They are durable together, or
+        none is: a refusal of one (``InsufficientFunds``, ``LedgerError``) refuses all."""
+        ...
+
     def available(self, account: str) -> int:
         """``balance`` less the debits posted with ``apost`` that are not yet durable."""
         ...

@@ -28,50 +28,79 @@ __all__ = ["PgLedger"]
 
 
 def _apply(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostResult:
-    """Post one batch inside the writer's transaction (see ``Ledger.post``), in three round
-    trips: claim the key, lock the accounts, write the transfers and balances."""
-    # The key first: a batch posted before (or being posted by another node this instant,
+    """Post one batch inside the writer's transaction (see ``Ledger.post``)."""
+    return _apply_many([(key, wanted)], conn)[0]
+
+
+def _apply_many(
+    batches: list[tuple[str, list[Row]]], conn: psycopg.Connection[Any]
+) -> list[PostResult]:
+    """Post ``batches`` (distinct keys) in order inside the writer's transaction, in three
+    round trips however many they are: claim the keys, lock the accounts, write the
+    transfers and balances. A round's settlement is one such call, not a queue of batches
+    at three round trips each that bets would wait behind."""
+    # The keys first: a batch posted before (or being posted by another node this instant,
     # whose transaction the insert waits for) is a replay, whatever the balances say now.
-    row = conn.execute(
-        "INSERT INTO batches(key) VALUES (%s) ON CONFLICT (key) DO NOTHING RETURNING seq", (key,)
-    ).fetchone()
-    if row is None:
-        existing = posted_before(conn, "%s", key, wanted)
-        assert existing is not None
-        return existing
-    seq = int(row[0])
-    delta = net_changes(wanted)
-    names = sorted(delta)
-    locked = {
-        name: (int(balance), bool(negative))
-        for name, balance, negative in conn.execute(
-            "SELECT name, balance, may_go_negative FROM accounts WHERE name = ANY(%s) "
-            "ORDER BY name FOR UPDATE",
-            (names,),
+    claimed = {
+        key: int(seq)
+        for key, seq in conn.execute(
+            "INSERT INTO batches(key) SELECT k FROM unnest(%s::text[]) WITH ORDINALITY "
+            "AS u(k, n) ORDER BY n ON CONFLICT (key) DO NOTHING RETURNING key, seq",
+            ([key for key, _ in batches],),
         ).fetchall()
     }
-    balances: dict[str, int] = {}
-    for account in names:  # a refusal raises: the transaction undoes the key's claim too
-        if account not in locked:
-            raise LedgerError(f"no account {account!r}")
-        balances[account] = new_balance(account, *locked[account], delta[account])
-    columns = list(zip(*wanted, strict=True))
-    changed = [(account, change) for account, change in delta.items() if change]
-    conn.execute(
-        "WITH moved AS (INSERT INTO transfers(batch_seq, idx, source, destination, amount, "
-        "kind, round_id, bet_id) SELECT %s, n - 1, s, d, a, k, r, b FROM unnest("
-        "%s::text[], %s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[]) "
-        "WITH ORDINALITY AS t(s, d, a, k, r, b, n)) "
-        "UPDATE accounts SET balance = balance + c.change FROM unnest(%s::text[], "
-        "%s::bigint[]) AS c(name, change) WHERE accounts.name = c.name",
-        (
-            seq,
-            *(list(column) for column in columns),
-            [name for name, _ in changed],
-            [change for _, change in changed],
-        ),
-    )
-    return PostResult(key, True, seq, balances)
+    new = [(key, wanted, claimed[key]) for key, wanted in batches if key in claimed]
+    names = sorted({account for _, wanted, _ in new for r in wanted for account in r[:2]})
+    locked = {
+        name: (int(balance), bool(negative))
+        for name, balance, negative in (
+            conn.execute(
+                "SELECT name, balance, may_go_negative FROM accounts WHERE name = ANY(%s) "
+                "ORDER BY name FOR UPDATE",
+                (names,),
+            ).fetchall()
+            if names
+            else ()
+        )
+    }
+    held = {name: balance for name, (balance, _) in locked.items()}
+    total: dict[str, int] = {}
+    rows: list[tuple[Any, ...]] = []
+    results: dict[str, PostResult] = {}
+    for key, wanted, seq in new:  # in order: each batch sees the balances the last left
+        delta = net_changes(wanted)
+        balances: dict[str, int] = {}
+        for account in sorted(delta):  # a refusal raises: the transaction undoes it all
+            if account not in locked:
+                raise LedgerError(f"no account {account!r}")
+            balances[account] = new_balance(
+                account, held[account], locked[account][1], delta[account]
+            )
+            held[account] = balances[account]
+            total[account] = total.get(account, 0) + delta[account]
+        rows += [(seq, idx, *r) for idx, r in enumerate(wanted)]
+        results[key] = PostResult(key, True, seq, balances)
+    if rows:
+        columns = list(zip(*rows, strict=True))
+        changed = [(account, change) for account, change in total.items() if change]
+        conn.execute(
+            "WITH moved AS (INSERT INTO transfers(batch_seq, idx, source, destination, "
+            "amount, kind, round_id, bet_id) SELECT * FROM unnest(%s::bigint[], %s::int[], "
+            "%s::text[], %s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[])) "
+            "UPDATE accounts SET balance = balance + c.change FROM unnest(%s::text[], "
+            "%s::bigint[]) AS c(name, change) WHERE accounts.name = c.name",
+            (
+                *(list(column) for column in columns),
+                [name for name, _ in changed],
+                [change for _, change in changed],
+            ),
+        )
+    for key, wanted in batches:
+        if key not in results:
+            existing = posted_before(conn, "%s", key, wanted)
+            assert existing is not None
+            results[key] = existing
+    return [results[key] for key, _ in batches]
 
 
 class PgLedger(Books):
@@ -79,6 +108,7 @@ class PgLedger(Books):
 
     _A = "%(a)s"
     _apply = staticmethod(_apply)
+    _apply_many = staticmethod(_apply_many)
 
     def __init__(self, url: str) -> None:
         super().__init__()

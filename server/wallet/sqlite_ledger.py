@@ -80,6 +80,12 @@ def _apply(key: str, wanted: list[Row], db: sqlite3.Connection) -> PostResult:
     return PostResult(key, True, seq, balances)
 
 
+def _apply_many(batches: list[tuple[str, list[Row]]], db: sqlite3.Connection) -> list[PostResult]:
+    """Post ``batches`` in order inside the writer's transaction (see ``Ledger.apost_many``):
+    SQLite's statements cost no round trip, so one by one."""
+    return [_apply(key, wanted, db) for key, wanted in batches]
+
+
 class SqliteLedger(Books):
     """A ``Ledger`` in one SQLite file (or ``":memory:"`` for tests).
 
@@ -88,6 +94,7 @@ class SqliteLedger(Books):
     ``apost`` awaits it without blocking the event loop."""
 
     _apply = staticmethod(_apply)
+    _apply_many = staticmethod(_apply_many)
 
     def __init__(self, path: str | Path) -> None:
         super().__init__()

@@ -104,18 +104,21 @@ def test_two_tables_grow_one_meter_and_a_hit_at_one_resets_it_for_both(
                 m = states[MYSTERY]
                 assert m is not None and 10_000 < m["hit_value"] <= 20_000
                 assert Fraction(m["meter"], m["denominator"]) == 10_000 + Fraction(10)
-                # Each table shows the shared meters by its next round, whoever moved them:
-                # the table that hit first showed its reset meter, without the other's share.
-                # (Frames cross the loopback in real time: wait for them, never for a count.)
+                # Each table shows the shared meters after its next round, whoever moved them.
+                # (After the first, the table that hit first may show its reset meter
+                # without the other's share, had it read the link before the other
+                # settled; after the next round both show the same.)
                 await advance(service, 12)
-                for client in (ann, bob):
-                    shown: dict[str, Any] = {}
-                    for _ in range(40):  # the next round's meters (read off the event loop)
+                for client, table in ((ann, "a"), (bob, "b")):
+                    later: list[Any] = []
+                    for _ in range(120):  # the next round's end (dealt card by card)
                         await client.drain(0.05)
-                        shown = client.events("meters")[-1].data
-                        if shown["mystery_bonus"] == 10_010:
+                        later = [e for e in client.events("meters") if e.round != f"{table}.1"]
+                        if later:
                             break
                         await advance(service, 0.25)
+                    assert later, f"table {table} never ended its next round"
+                    shown = later[0].data
                     assert shown["mystery_bonus"] == 10_010
                     assert "hit_value" not in str(shown)
                 for table in ("a", "b"):  # the table keeps no copy of a linked meter

@@ -53,6 +53,36 @@ def test_a_roulette_round_from_bet_to_settlement() -> None:
     run(scenario())
 
 
+def test_a_rounds_settlements_are_one_write_of_the_ledger() -> None:
+    """Every wager of a round settles in one ledger write (``Ledger.apost_many``), not one
+    each: on PostgreSQL a bet's debit would otherwise queue behind a busy table's round."""
+
+    async def scenario() -> None:
+        h = Harness("roulette", wheel="single_zero")
+        h.fund("alice")
+        h.fund("bob")
+        await h.start()
+        r = h.table.round_id
+        bets = [("alice", "b1", "red"), ("alice", "b2", "black"), ("bob", "b1", "odd")]
+        for player, bet_id, spot in bets:
+            reply = await h.table.submit(
+                "place", player, round_id=r, bet_id=bet_id, spot=spot, amount=500
+            )
+            assert reply.error is None
+        writer = h.ledger._writer
+        before = writer.writes
+        await h.clock.advance(10)  # no more bets, spin, settle
+        assert h.journal.status(r) is RoundStatus.SETTLED
+        assert writer.writes - before == 1
+        settled = {key for key, _ in h.ledger.round_transfers(r) if key.startswith("settle:")}
+        assert len(settled) == 3  # each wager its own batch, under its own key
+        assert h.ledger.balance("wagers:open") == 0
+        assert h.ledger.total() == 0 and h.ledger.reconcile() == {}
+        await h.stop()
+
+    run(scenario())
+
+
 def test_bets_are_refused_with_clear_codes() -> None:
     async def scenario() -> None:
         h = Harness("roulette", wheel="double_zero")

@@ -135,6 +135,64 @@ def test_insufficient_funds_applies_nothing_of_the_batch(store: Store) -> None:
     ledger.post("bet:r1:alice:many", [Transfer(ALICE, OPEN_WAGERS, 6_000, "wager", "r1", "b1")])
 
 
+def test_several_batches_as_one_write_apply_in_order_each_once(store: Store) -> None:
+    """A round's settlements (``apost_many``): one write, applied in order, each batch with
+    its balances just after it, each idempotent by its key — a batch posted before (a
+    recovery) comes back unapplied while the others apply."""
+    import asyncio
+
+    ledger = _ledger(store)
+    for n in (1, 2):
+        ledger.post(f"bet:r1:alice:b{n}", [Transfer(ALICE, OPEN_WAGERS, 500, "wager", "r1", f"b{n}")])  # fmt: skip  # noqa: E501
+    win = [
+        Transfer(OPEN_WAGERS, ALICE, 500, "stake returned", "r1", "b1"),
+        Transfer(HOUSE, ALICE, 500, "winnings", "r1", "b1"),
+    ]
+    loss = [Transfer(OPEN_WAGERS, HOUSE, 500, "lost", "r1", "b2")]
+    ledger.post("settle:r1:alice:b2", loss)  # posted before the crash
+    batches = [("settle:r1:alice:b1", win), ("settle:r1:alice:b2", loss)]
+    first = asyncio.run(ledger.apost_many(batches))
+    assert [(r.key, r.applied) for r in first] == [
+        ("settle:r1:alice:b1", True),
+        ("settle:r1:alice:b2", False),
+    ]
+    # (b2 lost before: the house held its 500; b1 paid 500 of it back)
+    assert first[0].balances == {ALICE: 10_000, OPEN_WAGERS: 0, HOUSE: 0}
+    again = asyncio.run(ledger.apost_many(batches))
+    assert [r.applied for r in again] == [False, False]
+    assert [r.sequence for r in again] == [r.sequence for r in first]
+    assert ledger.balance(ALICE) == 10_000 and ledger.balance(OPEN_WAGERS) == 0
+    assert ledger.balance(HOUSE) == 0
+    assert ledger.total() == 0 and ledger.reconcile() == {}
+    keys = [key for key, _ in ledger.history(ALICE)]
+    assert keys == ["grant:alice", "bet:r1:alice:b1", "bet:r1:alice:b2", "settle:r1:alice:b1", "settle:r1:alice:b1"]  # fmt: skip  # noqa: E501
+
+
+def test_several_batches_as_one_write_are_refused_together(store: Store) -> None:
+    """A batch of ``apost_many`` refused refuses them all: nothing moves, no key is used;
+    a key twice, or a key posted before with other transfers, is refused outright."""
+    import asyncio
+
+    ledger = _ledger(store)
+    bob = player_account("bob")
+    ledger.open_account(bob)
+    pay = [("pay:1", [Transfer(ALICE, bob, 6_000, "gift")]), ("pay:2", [Transfer(ALICE, bob, 6_000, "gift")])]  # fmt: skip  # noqa: E501
+    with pytest.raises(InsufficientFunds) as info:
+        asyncio.run(ledger.apost_many(pay))
+    assert (info.value.account, info.value.balance, info.value.needed) == (ALICE, 4_000, 6_000)
+    assert ledger.balance(ALICE) == 10_000 and ledger.balance(bob) == 0
+    assert ledger.available(ALICE) == 10_000  # nothing left pending
+    assert [r.applied for r in asyncio.run(ledger.apost_many(pay[:1]))] == [True]
+    with pytest.raises(ValueError, match="twice"):
+        asyncio.run(ledger.apost_many([pay[1], pay[1]]))
+    with pytest.raises(IdempotencyConflict):
+        asyncio.run(ledger.apost_many([("pay:1", [Transfer(ALICE, bob, 1, "gift")])]))
+    with pytest.raises(LedgerError, match="no account"):
+        asyncio.run(ledger.apost_many([("pay:3", [Transfer(ALICE, "player:nobody", 1, "gift")])]))  # fmt: skip  # noqa: E501
+    assert ledger.balance(ALICE) == 4_000 and ledger.balance(bob) == 6_000
+    assert ledger.total() == 0 and ledger.reconcile() == {}
+
+
 @pytest.mark.parametrize("amount", [0, -1, 2**60])
 def test_amounts_out_of_range_are_refused(amount: int) -> None:
     with pytest.raises(ValueError):
