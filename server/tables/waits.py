@@ -70,19 +70,13 @@ class TableStores:
     async def results(self, effects: tuple[Any, ...]) -> tuple[Any, ...]:
         """Perform a ``Wait``'s effects at once; its ledger posts, when there are several
         (a round's settlements), as one write of the ledger (``Ledger.apost_many``)."""
-        posts = [n for n, effect in enumerate(effects) if type(effect) is fx.Post]
+        posts = [effect for effect in effects if type(effect) is fx.Post]
         if len(posts) < 2:
             return tuple(await asyncio.gather(*map(self.result, effects)))
-        others = [n for n in range(len(effects)) if n not in set(posts)]
-        got = await asyncio.gather(
-            self._posts([effects[n] for n in posts]), *(self.result(effects[n]) for n in others)
-        )
-        out: list[Any] = [None] * len(effects)
-        for n, result in zip(posts, got[0], strict=True):
-            out[n] = result
-        for n, result in zip(others, got[1:], strict=True):
-            out[n] = result
-        return tuple(out)
+        others = [effect for effect in effects if type(effect) is not fx.Post]
+        posted, *done = await asyncio.gather(self._posts(posts), *map(self.result, others))
+        by_kind = iter(posted), iter(done)
+        return tuple(next(by_kind[type(effect) is not fx.Post]) for effect in effects)
 
     async def _posts(self, posts: list[fx.Post]) -> list[Any]:
         try:
