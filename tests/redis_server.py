@@ -34,8 +34,24 @@ class RedisServer:
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
+        self.started = False
 
     def start(self) -> None:
+        """Start it; at its first start, on another free port if the one chosen was taken
+        meanwhile (redis-server cannot bind port 0 and say which it got). A restart keeps
+        its port: the nodes know it."""
+        for attempt in range(5):
+            if self._start():
+                self.started = True
+                return
+            if self.started or attempt == 4:
+                break
+            self.port = free_port()
+            self.url = f"redis://127.0.0.1:{self.port}/0"
+        raise RuntimeError(f"redis-server did not answer on port {self.port}")
+
+    def _start(self) -> bool:
+        """Whether it answers a PING (False: it exited at once, its port in use)."""
         self.process = subprocess.Popen(
             [
                 self.binary,
@@ -53,16 +69,17 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.process.poll() is None:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
                     s.sendall(b"PING\r\n")
                     if s.recv(16).startswith(b"+PONG"):
-                        return
+                        return True
             except OSError:
                 time.sleep(0.05)
-        raise RuntimeError(f"redis-server did not answer on port {self.port}")
+        self.stop()
+        return False
 
     def stop(self) -> None:
         if self.process is not None:

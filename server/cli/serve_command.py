@@ -38,6 +38,14 @@ def _setting(
     return os.environ.get(env) or None, env
 
 
+def write_port_file(path: Path, port: int) -> None:
+    """The port in ``path``, whole or not at all: a reader polling for the file never sees
+    half a number (written beside it, then renamed over it)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(f"{port}\n")
+    partial.replace(path)
+
+
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "serve",
@@ -46,7 +54,16 @@ def register(commands: Any) -> None:
         "on the same port. Without --config, a demo lobby with a table of every game.",
     )
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--port", type=int, default=8000, help="0: any free port (say which with --port-file)"
+    )
+    parser.add_argument(
+        "--port-file",
+        type=Path,
+        default=None,
+        help="once listening, write the port bound into this file (with --port 0: which one "
+        "the system chose)",
+    )
     parser.add_argument("--config", type=Path, help="tables and settings (TOML)")
     parser.add_argument(
         "--data-dir",
@@ -157,13 +174,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"croupier serve: {db_setting}: {exc}", file=sys.stderr)
         return 2
 
-    async def connect_demo_devices(service: Any) -> None:
-        assert demo is not None
-        web = f"http://{args.host}:{service.port}"
-        demo.start(service.casino.devices.port, web=web, out=lambda line: print(line, flush=True))
+    async def started(service: Any) -> None:
+        if args.port_file is not None:
+            write_port_file(args.port_file, service.port)
+        if demo is not None:
+            web = f"http://{args.host}:{service.port}"
+            out = lambda line: print(line, flush=True)  # noqa: E731
+            demo.start(service.casino.devices.port, web=web, out=out)
 
     try:
-        asyncio.run(service.run_forever(connect_demo_devices if demo is not None else None))
+        asyncio.run(service.run_forever(started))
     except OSError as exc:
         print(
             f"croupier serve: cannot listen on {args.host}:{args.port}: {exc.strerror}",

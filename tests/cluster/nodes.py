@@ -1,5 +1,5 @@
 """Real ``croupier serve`` cluster nodes for the multi-node tests: each a process of its own
-on a free loopback port, on the test run's Redis and PostgreSQL, its log kept in a file."""
+on a loopback port it bound itself, on the test run's Redis and PostgreSQL, its log in a file."""
 
 from __future__ import annotations
 
@@ -15,15 +15,17 @@ from typing import Any
 import pytest
 
 from tests.cluster.nginx import Nginx, NginxMissing, start_nginx
-from tests.net.processes import CROUPIER, free_port, http_get
+from tests.net.processes import CROUPIER, http_get, port_file_in, port_of
 
 __all__ = ["Node", "nginx_for", "start_node"]
 
 
 @dataclass
 class Node:
+    """A node binds a free port itself at its first start (``--port 0``, read back from its
+    ``--port-file``) and keeps it across restarts, as a supervised node keeps its address."""
+
     node_id: str
-    port: int
     config: Path
     data_dir: Path
     redis_url: str
@@ -31,6 +33,16 @@ class Node:
     log: Path
     process: subprocess.Popen[bytes] | None = None
     starts: int = field(default=0)
+    _port: int = 0
+    _port_file: Path | None = None
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (at its first start: once it has bound one)."""
+        if not self._port:
+            assert self.process is not None and self._port_file is not None, "never started"
+            self._port = port_of(self.process, self._port_file, log=self.log)
+        return self._port
 
     @property
     def backend(self) -> tuple[str, int]:
@@ -38,6 +50,10 @@ class Node:
 
     def start(self) -> None:
         self.starts += 1
+        where: list[str | Path] = ["--port", str(self._port)]
+        if not self._port:
+            self._port_file = port_file_in(self.log.parent / "ports")
+            where += ["--port-file", self._port_file]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [
@@ -47,8 +63,7 @@ class Node:
                     self.config,
                     "--data-dir",
                     self.data_dir,
-                    "--port",
-                    str(self.port),
+                    *where,
                     "--redis",
                     self.redis_url,
                     "--database",
@@ -99,9 +114,8 @@ def start_node(
     tmp_path: Path, node_id: str, config: Path, redis_url: str, database_url: str
 ) -> Node:
     node = Node(
-        node_id, free_port(), config, tmp_path / node_id, redis_url, database_url,
-        tmp_path / f"{node_id}.log",
-    )  # fmt: skip
+        node_id, config, tmp_path / node_id, redis_url, database_url, tmp_path / f"{node_id}.log"
+    )
     node.start()
     return node
 

@@ -21,7 +21,7 @@ from tests.cluster import nginx as harness
 from tests.cluster.nginx import NginxMissing
 from tests.cluster.nodes import nginx_for
 from tests.net import exposition
-from tests.net.processes import free_port, http_get, serve, wait_ready
+from tests.net.processes import http_get, serve, wait_ready
 
 TABLES = """
 [[tables]]
@@ -55,10 +55,10 @@ def nodes(tmp_path: Path) -> Iterator[list[Node]]:
     started = []
     try:
         for name in ("node-1", "node-2"):
-            port = free_port()
-            started.append(Node(port, serve(config, tmp_path / name, port)))
+            process, port = serve(config, tmp_path / name)
+            started.append(Node(port, process))
         for node in started:
-            wait_ready(node.port)
+            wait_ready(node.port, node.process)
         yield started
     finally:
         for node in started:

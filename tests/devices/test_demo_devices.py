@@ -5,15 +5,12 @@ simulated automated wheel (issue #16, "Live tables with devices in the demo lobb
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-import select
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,6 +24,7 @@ from tests.devices.test_device_tables import (
     running,
     synchronously,
 )
+from tests.net.processes import http_get, port_of, stop
 
 DEVICE_TABLES = {"baccarat-shoe": "card", "down-under-reader": "hole_range", "roulette-wheel": "spin"}  # fmt: skip  # noqa: E501
 
@@ -61,50 +59,39 @@ def test_demo_devices_refuses_a_configuration_file(capsys: pytest.CaptureFixture
     assert "--demo-devices adds simulated devices to the built-in demo" in capsys.readouterr().err
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def test_croupier_serve_demo_devices_connects_every_simulated_device(tmp_path: Path) -> None:
     """The command a new user runs: every demo device is up, at its table, the four player
     stations of the Lucky Nines table among them, and their touchscreens' URLs printed."""
-    port = _free_port()
     croupier = Path(sys.executable).with_name("croupier")
-    command = [str(croupier), "serve", "--demo-devices", "--port", str(port)]
-    server = subprocess.Popen(
-        [*command, "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    port_file, out_file, log = tmp_path / "port", tmp_path / "stdout", tmp_path / "stderr"
+    command = [croupier, "serve", "--demo-devices", "--port", "0", "--port-file", port_file]
+    with out_file.open("wb") as out, log.open("wb") as err:
+        server = subprocess.Popen(
+            [*command, "--data-dir", tmp_path / "data"],
+            stdout=out,
+            stderr=err,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     try:
-        deadline, listed = time.monotonic() + 30, []
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/devices", timeout=2) as r:
-                    listed = json.load(r)["devices"]
-                wanted = len(DEVICES) + len(STATIONS)
-                if len(listed) == wanted and all(d["link"] == "up" for d in listed):
-                    break
-            except OSError:
-                pass
-            time.sleep(0.2)
+        port = port_of(server, port_file, log=log)
+        deadline, listed = time.monotonic() + 60, []
+        wanted = len(DEVICES) + len(STATIONS)
+        while not (len(listed) == wanted and all(d["link"] == "up" for d in listed)):
+            assert time.monotonic() < deadline and server.poll() is None, listed
+            with contextlib.suppress(OSError):  # not answering yet
+                listed = json.loads(http_get(f"http://127.0.0.1:{port}/devices")[1])["devices"]
+            time.sleep(0.1)
         assert {(d["id"], d["role"], d["table"], d["link"]) for d in listed} == {
             (d.id, d.role, d.table, "up") for d in DEVICES
         } | {(s, "station", STATION_TABLE, "up") for s in STATIONS}
         # Each station's agent gets its touchscreen's token right after its hello.
-        printed = ""
-        assert server.stdout is not None
-        while printed.count("touchscreen:") < len(STATIONS) and time.monotonic() < deadline:
-            if select.select([server.stdout], [], [], 0.5)[0]:
-                printed += os.read(server.stdout.fileno(), 65536).decode()
+        while out_file.read_text().count("touchscreen:") < len(STATIONS):
+            assert time.monotonic() < deadline and server.poll() is None, out_file.read_text()
+            time.sleep(0.1)
     finally:
-        server.send_signal(signal.SIGTERM)
-        _, err = server.communicate(timeout=30)
-    assert server.returncode == 0, err.decode()[-2000:]
+        stop(server, timeout=30)
+    assert server.returncode == 0, log.read_text()[-2000:]
+    printed = out_file.read_text()
     assert f"main display: http://127.0.0.1:{port}/display/{STATION_TABLE}" in printed
     for station in STATIONS:
         assert f"{station} touchscreen: http://127.0.0.1:{port}/station/{station}#token=" in printed

@@ -16,7 +16,7 @@ import pytest
 
 from loadtests.scenarios.money import Book, check_money
 from server.config import demo_config_text
-from tests.net.processes import free_port, serve, wait_ready
+from tests.net.processes import serve, stop, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCUST = Path(sys.executable).with_name("locust")
@@ -35,14 +35,13 @@ def short_rounds(text: str) -> str:
 def running(tmp_path: Path, text: str) -> Iterator[tuple[int, Path]]:
     config = tmp_path / "tables.toml"
     config.write_text(short_rounds(text))
-    port, data = free_port(), tmp_path / "data"
-    process = serve(config, data, port)
+    data = tmp_path / "data"
+    process, port = serve(config, data)
     try:
-        wait_ready(port)
+        wait_ready(port, process)
         yield port, data
     finally:
-        process.terminate()
-        process.wait(20)
+        stop(process)
 
 
 @pytest.fixture

@@ -8,14 +8,12 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import signal
+import socket
 import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.net.processes import CROUPIER, free_port
+from tests.net.processes import CROUPIER, serve, stop, wait_ready
 
 # Short windows so that a dozen rounds take seconds: the demo lobby's games, fast.
 FAST = """
@@ -41,26 +39,24 @@ decision_seconds = 2
 
 @contextlib.contextmanager
 def _serve(tmp: Path) -> Iterator[int]:
-    port = free_port()
     config = tmp / "fast.toml"
     config.write_text(FAST)
-    args = [CROUPIER, "serve", "--port", str(port), "--config", str(config)]
-    args += ["--data-dir", str(tmp / "data"), "--log-level", "warning"]
-    with (
-        (tmp / "serve.log").open("wb") as log,
-        subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT) as proc,
-    ):
+    with (tmp / "serve.log").open("wb") as log:
+        proc, port = serve(config, tmp / "data", "--log-level", "warning", output=log)
         try:
-            for _ in range(200):
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1):
-                        break
-                except OSError:
-                    time.sleep(0.05)
+            wait_ready(port, proc)
             yield port
         finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=20)
+            stop(proc)
+
+
+@contextlib.contextmanager
+def _closed_port() -> Iterator[int]:
+    """A loopback port where nothing listens, and nothing can while it is held: bound by a
+    socket of ours that never listens (a connection is refused at once)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield int(held.getsockname()[1])
 
 
 def _bot(*args: str) -> subprocess.Popen[str]:
@@ -121,8 +117,8 @@ def test_json_lists_every_round_and_the_recall_checks_every_one(tmp_path: Path) 
 
 
 def test_nothing_listening_says_which_address_and_how_to_change_it() -> None:
-    port = free_port()
-    status, _, err = _run_bot("--port", str(port), "--table", "baccarat", "--rounds", "1")
+    with _closed_port() as port:
+        status, _, err = _run_bot("--port", str(port), "--table", "baccarat", "--rounds", "1")
     assert status == 1
     assert f"ws://127.0.0.1:{port}/ws" in err
     assert "--url" in err and "--port" in err

@@ -3,40 +3,26 @@ a clear error for a bad configuration, and a clean stop on SIGTERM."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 from tests.net import exposition
-from tests.net.processes import CROUPIER, free_port, http_get
+from tests.net.processes import CROUPIER, http_get, port_of, wait_ready
 
 
 def test_serve_answers_health_readiness_and_metrics_then_stops_cleanly(tmp_path: Path) -> None:
-    port = free_port()
-    with subprocess.Popen(
-        [
-            CROUPIER,
-            "serve",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(tmp_path),
-            "--log-level",
-            "info",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as proc:
+    """On ``--port 0`` it binds a free port itself and says which: in ``--port-file`` and in
+    its "serving" log line (docs/operations.md)."""
+    port_file, log = tmp_path / "port", tmp_path / "serve.log"
+    data = tmp_path / "data"
+    args = [CROUPIER, "serve", "--port", "0", "--port-file", port_file, "--data-dir", data]
+    with log.open("wb") as out, subprocess.Popen(args, stdout=out, stderr=out) as proc:
+        port = port_of(proc, port_file, log=log)
         base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                status, _ = http_get(base + "/healthz")
-                break
-            except OSError:
-                time.sleep(0.1)
-        assert status == 200
+        assert http_get(base + "/healthz") == (200, "ok\n")
+        wait_ready(port, proc)
         assert http_get(base + "/readyz") == (200, "ready\n")
         status, metrics = http_get(base + "/metrics")
         assert status == 200
@@ -47,9 +33,11 @@ def test_serve_answers_health_readiness_and_metrics_then_stops_cleanly(tmp_path:
         assert status == 200 and "Croupier" in page
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
-        logs = proc.stderr.read() if proc.stderr else ""
-    assert '"message": "serving"' in logs and '"message": "stopping"' in logs
-    assert (tmp_path / "ledger.sqlite").exists() and (tmp_path / "journal.sqlite").exists()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    serving = [line for line in lines if line["message"] == "serving"]
+    assert [(s["host"], s["port"]) for s in serving] == [("127.0.0.1", port)]
+    assert [line for line in lines if line["message"] == "stopping"]
+    assert (data / "ledger.sqlite").exists() and (data / "journal.sqlite").exists()
 
 
 def test_a_bad_configuration_is_refused_with_its_reason(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from server.protocol.messages import (
 )
 from server.wallet.ledger import player_account
 from server.wallet.sqlite_ledger import SqliteLedger
-from tests.net.processes import CROUPIER, free_port, serve, wait_ready
+from tests.net.processes import CROUPIER, serve, wait_ready
 
 TABLES = """
 [server]
@@ -88,15 +88,12 @@ def test_wallet_credits_and_debits_beside_a_live_server_keep_the_ledger_whole(
     config = tmp_path / "tables.toml"
     config.write_text(TABLES)
     data = tmp_path / "data"
-    port = free_port()
-    server = serve(config, data, port)
+    server, port = serve(config, data)
     try:
-        wait_ready(port)
+        wait_ready(port, server)
 
         async def scenario() -> tuple[str, int, int]:
-            task = asyncio.create_task(_bet_every_round(f"ws://127.0.0.1:{port}/ws", 12, stop))
-            await asyncio.sleep(0.5)  # the player exists now
-            return await task
+            return await _bet_every_round(f"ws://127.0.0.1:{port}/ws", 12, stop)
 
         # The player bets on one thread of control while the operator credits and debits the
         # same account from other processes, as fast as they can, six times each at least
@@ -110,13 +107,11 @@ def test_wallet_credits_and_debits_beside_a_live_server_keep_the_ledger_whole(
 
         playing = threading.Thread(target=play)
         playing.start()
-        time.sleep(0.8)
         ledger = SqliteLedger(data / "ledger.sqlite")
-        players = [
-            name.removeprefix("player:")
-            for name, _ in _accounts(ledger)
-            if name.startswith("player:demo-")
-        ]
+        deadline = time.monotonic() + 60
+        while not (players := _demo_players(ledger)):  # until the player's hello made it
+            assert playing.is_alive() and time.monotonic() < deadline, "the player never came"
+            time.sleep(0.02)
         assert len(players) == 1
         player = players[0]
         credited = debited = 0
@@ -155,6 +150,14 @@ def test_wallet_credits_and_debits_beside_a_live_server_keep_the_ledger_whole(
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def _demo_players(ledger: SqliteLedger) -> list[str]:
+    return [
+        name.removeprefix("player:")
+        for name, _ in _accounts(ledger)
+        if name.startswith("player:demo-")
+    ]
 
 
 def _accounts(ledger: SqliteLedger) -> list[tuple[str, int]]:
