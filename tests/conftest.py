@@ -1,11 +1,18 @@
 """Suite-wide test settings.
 
+Under ``CI`` (``.ci/run`` exports it) a skipped test fails the run: a skip there means
+coverage lost without anyone noticing. The only skips CI accepts are those on
+``SKIPS_ALLOWED_IN_CI`` below, each with the reason it may be skipped; the browser,
+PostgreSQL, Redis, nginx and the external RNG batteries may never be among them
+(``scripts/test`` installs them all).
+
 Hypothesis' per-example deadline is off: on a loaded 2-core CI machine a slow example is not
 a failure (performance is measured by the benchmarks in loadtests/, never by timing tests).
 The shared stores' tests get a real PostgreSQL database of their own (``postgres_url``), the
 cluster's a real Redis server of their own (``redis_server``).
 """
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -13,6 +20,42 @@ from hypothesis import settings
 
 from tests.postgres import empty, run_database
 from tests.redis_server import RedisServer, run_redis
+
+# Reason (a substring of the skip's message) -> why CI may skip it. Keep this short.
+SKIPS_ALLOWED_IN_CI: dict[str, str] = {}
+
+
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple):  # (file, line, "Skipped: reason")
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def _fail_a_skip_in_ci(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if not (os.environ.get("CI") and report.skipped) or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report)
+    if any(allowed in reason for allowed in SKIPS_ALLOWED_IN_CI):
+        return
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped under CI, which fails every skip not on SKIPS_ALLOWED_IN_CI "
+        f"(tests/conftest.py): {reason}"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    _fail_a_skip_in_ci(outcome.get_result())  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    outcome = yield
+    _fail_a_skip_in_ci(outcome.get_result())  # type: ignore[attr-defined]
+
 
 settings.register_profile("croupier", deadline=None, print_blob=True)
 settings.load_profile("croupier")

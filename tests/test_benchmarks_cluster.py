@@ -15,7 +15,8 @@ import pytest
 from loadtests import bench_cluster
 from tests.redis_server import RedisServer
 
-pytestmark = pytest.mark.slow
+# Its module-scoped benchmark run is made once: every test of the module on one worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bench-cluster")]
 
 TINY = {
     "viewers": 20,

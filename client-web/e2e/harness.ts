@@ -75,18 +75,26 @@ export class CroupierServer {
 
   async start(): Promise<void> {
     if (!existsSync(CROUPIER)) throw new Error(`croupier not found at ${CROUPIER} (set CROUPIER, or run scripts/test first)`);
-    if (!this.port) this.port = await freePort();
     if (!this.devicePort) this.devicePort = await freePort();
     const config = join(this.dir, "tables.toml");
     writeFileSync(config, typeof this.config === "string" ? this.config : this.config(this));
-    this.proc = spawn(CROUPIER, ["serve", "--config", config, "--port", String(this.port), "--data-dir", this.dataDir], {
+    // The first start binds any free port and says which in --port-file; a restart keeps it.
+    const portFile = join(this.dir, "port");
+    rmSync(portFile, { force: true });
+    const port = this.port ? ["--port", String(this.port)] : ["--port", "0", "--port-file", portFile];
+    this.proc = spawn(CROUPIER, ["serve", "--config", config, ...port, "--data-dir", this.dataDir], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.proc.stdout!.on("data", (d) => this.log.push(String(d)));
     this.proc.stderr!.on("data", (d) => this.log.push(String(d)));
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (this.proc.exitCode !== null) throw new Error(`croupier serve exited:\n${this.log.join("")}`);
+      if (!this.port && existsSync(portFile)) this.port = Number(readFileSync(portFile, "utf-8"));
+      if (!this.port) {
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
       try {
         const r = await fetch(`${this.url}/readyz`);
         if (r.ok) return;
@@ -95,7 +103,7 @@ export class CroupierServer {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`croupier serve not ready in 30 s:\n${this.log.join("")}`);
+    throw new Error(`croupier serve not ready in 60 s:\n${this.log.join("")}`);
   }
 
   /** Stop the process (SIGTERM: open rounds are voided and their wagers returned). */
