@@ -28,6 +28,7 @@ from server.protocol.messages import (
 )
 from server.stations.meters import expected_balance, station_account
 from server.wallet.ledger import OPEN_WAGERS
+from tests.devices.test_device_tables import raise_failures
 
 KEYS = {"s1": "a1" * 16, "s2": "b2" * 16}
 
@@ -127,7 +128,7 @@ async def stations(
     finally:
         await service.casino.devices.stop()
         stop.set()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        raise_failures("station agents", await asyncio.gather(*tasks, return_exceptions=True))
 
 
 async def until(condition: Any, seconds: float = 5.0) -> bool:
@@ -144,17 +145,34 @@ class Screen:
 
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
-        self.received: list[Any] = []
+        self._received: list[Any] = []
+        self._failure: Exception | None = None
         self._ref = 0
         self._reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
-        with contextlib.suppress(Exception):
+        try:
             async for frame in self.ws:
-                self.received.append(decode_server(frame))  # type: ignore[arg-type]
+                self._received.append(decode_server(frame))  # type: ignore[arg-type]
+        except Exception as exc:  # a frame it cannot decode, the connection failing
+            self._failure = exc
+
+    @property
+    def received(self) -> list[Any]:
+        """What the screen received, in order; if its reader stopped on an error (a frame
+        it could not decode, the connection failing), that error, with its cause."""
+        self.check()
+        return self._received
+
+    def check(self) -> None:
+        """Raise the error the screen's reader stopped on, if it did."""
+        failure = self._failure
+        if failure is not None:
+            raise AssertionError(f"the screen stopped reading: {failure!r}") from failure
 
     async def ask(self, message: Any, seconds: float = 5.0) -> Any:
-        """Send ``message`` with a new ``ref``; the first reply carrying it."""
+        """Send ``message`` with a new ``ref``; the first reply carrying it (the error the
+        screen's reader stopped on, if it stops before the reply)."""
         self._ref += 1
         ref = self._ref
         message.ref = ref
@@ -189,8 +207,19 @@ class Screen:
 
     async def bet(self, table: str, spot: str, amount: int, bet_id: str) -> Any:
         """Place a bet in the round now open (waiting for one to open)."""
+        (answer,) = await self.bets(table, (spot, amount, bet_id))
+        return answer
+
+    async def bets(self, table: str, *bets: tuple[str, int, str]) -> list[Any]:
+        """Place ``bets`` (spot, amount, bet id) in the round now open (waiting for one to
+        open), all sent before any answer is awaited, so that they land in the same betting
+        window however slow the machine; their answers, in order."""
         round_id = await self.open_round(table)
-        return await self.ask(PlaceBet(table=table, round=round_id, bet_id=bet_id, spot=spot, amount=amount))  # fmt: skip  # noqa: E501
+        placed = [
+            PlaceBet(table=table, round=round_id, bet_id=bet_id, spot=spot, amount=amount)
+            for spot, amount, bet_id in bets
+        ]
+        return list(await asyncio.gather(*(self.ask(bet) for bet in placed)))
 
     async def open_round(self, table: str) -> str:
         def opened() -> str | None:
@@ -221,6 +250,7 @@ async def screen(service: Service, token: str | None = None, name: str = "Ann") 
             yield s
         finally:
             await s.close()
+        s.check()  # an error after the block's last look fails it too
 
 
 async def join(s: Screen, table: str = "lucky", role: str = "player") -> Any:
