@@ -30,6 +30,7 @@ from server.protocol.messages import (
     Winners,
 )
 from server.stations import cashier, tickets
+from server.stations import service as stations_service
 from server.stores import StorageError
 from tests.devices.test_device_tables import synchronously
 from tests.stations.floor import (
@@ -59,21 +60,18 @@ async def test_bill_in_bets_cash_out_and_the_ticket_redeemed_at_another_station(
             assert touch.station().enabled and touch.station().seat == 1
             await join(touch)
             await join(watcher, role="spectator")
-            banker = await touch.bet("lucky", "banker", 1_000, "b1")
-            round_id = banker.round
-            nines = PlaceBet(
-                table="lucky", round=round_id, bet_id="l9", spot="lucky_nines", amount=500
-            )
-            lucky = await touch.ask(nines)
+            # Both bets in the same betting window: sent together, whatever the machine's speed.
+            banker, lucky = await touch.bets("lucky", ("banker", 1_000, "b1"), ("lucky_nines", 500, "l9"))  # fmt: skip  # noqa: E501
             assert isinstance(banker, BetAccepted), banker
             assert isinstance(lucky, BetAccepted), lucky
+            round_id = banker.round
             assert await until(lambda: touch.ended(round_id), 10)
+            # The main display's "last winners" of this round (the rounds before had theirs):
+            # seats and net wins, never a player. It comes once the round is journaled.
+            assert await until(lambda: winners_of(watcher, round_id) is not None, 10)
+            winners = winners_of(watcher, round_id)
             after_round = credits(service, "s1")
             won = after_round - 7_000
-            # The main display's "last winners": seats and net wins, never a player.
-            assert await until(lambda: watcher.last(Winners) is not None)
-            winners = watcher.last(Winners)
-            assert winners.round == round_id
             assert winners.wins == ([{"seat": 1, "amount": won}] if won > 0 else [])
             assert await until(lambda: touch.station().credits == after_round)
             ticket = await touch.ask(CashOut())
@@ -85,11 +83,17 @@ async def test_bill_in_bets_cash_out_and_the_ticket_redeemed_at_another_station(
         verdict = await s2.insert_ticket(ticket.validation, ticket.amount)
         assert verdict.accept and verdict.amount == after_round
         assert await until(lambda: credits(service, "s2") == after_round)
-        # The same ticket again, at the first station: refused; nothing moves.
+        # The same ticket again, at the first station, once its redemption is complete (the
+        # credit is posted just before the ticket's row says so; until then it is held for
+        # s2, a refusal of its own): refused as redeemed; nothing moves.
+        assert await until(lambda: service.stations_store.ticket(ticket.validation).status == "redeemed")  # type: ignore[union-attr]  # fmt: skip  # noqa: E501
         again = await s1.insert_ticket(ticket.validation, ticket.amount)
-        assert not again.accept and "redeemed" in again.reason
+        assert not again.accept and again.reason == "this ticket was redeemed already", again
+        assert credits(service, "s1") == 0 and credits(service, "s2") == after_round
         await service.casino.stations.drain()
         assert_reconciles(service, "s1", "s2")
+        refusals = [e for e in service.stations_store.logged("s1") if e["event"].startswith("ticket_refused")]  # fmt: skip  # noqa: E501
+        assert [e["event"] for e in refusals] == ["ticket_refused:redeemed"], refusals
         meters = service.stations_store.load("s1").meters
         assert meters["bills_in"] == {"2000": 1, "5000": 1} and meters["credits_in"] == 7_000
         assert meters["tickets_out"] == 1 and meters["tickets_out_amount"] == after_round
@@ -97,6 +101,11 @@ async def test_bill_in_bets_cash_out_and_the_ticket_redeemed_at_another_station(
         assert service.stations_store.load("s2").meters["tickets_in_amount"] == after_round
     # The operator's command agrees, on the data directory the server left.
     assert main(["meters", "s1", "s2", "--data-dir", str(tmp_path / "data")]) == 0
+
+
+def winners_of(screen: Any, round_id: str) -> Winners | None:
+    """The ``Winners`` of that round the screen received, if it did."""
+    return next((m for m in screen.received if isinstance(m, Winners) and m.round == round_id), None)  # fmt: skip  # noqa: E501
 
 
 @synchronously
@@ -109,9 +118,9 @@ async def test_a_win_above_the_handpay_limit_locks_the_station_until_an_attendan
         assert (await s1.insert_bill(5_000)).accept
         async with screen(service, s1.screen_token) as touch:
             await join(touch)
-            banker = await touch.bet("lucky", "banker", 1_000, "b")
+            banker, player = await touch.bets("lucky", ("banker", 1_000, "b"), ("player", 1_000, "p"))  # fmt: skip  # noqa: E501
+            assert isinstance(banker, BetAccepted) and isinstance(player, BetAccepted), (banker, player)  # fmt: skip  # noqa: E501
             round_id = banker.round
-            await touch.ask(PlaceBet(table="lucky", round=round_id, bet_id="p", spot="player", amount=1_000))  # fmt: skip  # noqa: E501
             assert await until(lambda: touch.ended(round_id), 10)
             assert await until(lambda: touch.station().handpay is not None)
             handpay = touch.station().handpay
@@ -161,8 +170,9 @@ async def test_a_cash_out_above_the_ticket_limit_is_paid_by_hand(tmp_path: Path)
 async def test_expired_altered_forged_and_reused_tickets_are_refused_at_a_station(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Tickets expire after about 3 seconds here.
-    text = config(ticket_expiry_days=3 / 86_400)
+    # Tickets expire a second after their issue here. The refusals before that are of
+    # tickets forged or altered, which no expiry changes (they are checked first).
+    text = config(ticket_expiry_days=1 / 86_400)
     async with running(tmp_path, text) as service, stations(service, "s1", "s2") as (s1, s2):
         assert (await s1.insert_bill(2_000)).accept
         async with screen(service, s1.screen_token) as touch:
@@ -184,7 +194,7 @@ async def test_expired_altered_forged_and_reused_tickets_are_refused_at_a_statio
         assert credits(service, "s2") == 0
         issued = service.stations_store.ticket(first.validation)
         assert issued is not None
-        await asyncio.sleep(max(0.0, issued.expires_at - time.time()) + 0.1)
+        await asyncio.sleep(max(0.0, issued.expires_at - time.time()) + 0.1)  # past it, surely
         expired = await s2.insert_ticket(first.validation, 2_000)
         assert not expired.accept and "expired" in expired.reason
         assert credits(service, "s2") == 0
@@ -299,17 +309,23 @@ async def test_a_ticket_is_credited_only_once_stacked_and_held_for_its_station_m
 
 
 @synchronously
-async def test_no_cash_out_while_a_round_the_station_bet_in_is_open(tmp_path: Path) -> None:
+async def test_no_cash_out_while_a_round_the_station_bet_in_is_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Winnings above the handpay limit must not leave on a ticket: a cash-out waits for the
     station's round to end, and is refused while it still takes bets."""
-    slow = config().replace("betting_seconds = 0.8", "betting_seconds = 6")
+    # The server waits CASH_OUT_WAIT_STEPS tenths of a second for the round to end before it
+    # refuses; for the refusal, 3 tenths, ten times within the 3-second betting window.
+    slow = config().replace("betting_seconds = 0.8", "betting_seconds = 3")
     async with running(tmp_path, slow) as service, stations(service, "s1") as (s1,):
         assert (await s1.insert_bill(5_000)).accept
         async with screen(service, s1.screen_token) as touch:
             await join(touch)
             bet = await touch.bet("lucky", "banker", 1_000, "b")
             assert isinstance(bet, BetAccepted), bet
-            early = await touch.ask(CashOut())
+            with monkeypatch.context() as patched:
+                patched.setattr(stations_service, "CASH_OUT_WAIT_STEPS", 3)
+                early = await touch.ask(CashOut())
             assert refused(early, "round_in_play"), early
             assert not touch.ended(bet.round)
             assert await until(lambda: touch.ended(bet.round), 15)
