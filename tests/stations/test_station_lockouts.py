@@ -7,7 +7,6 @@ cause is gone. A bet placed before the lock stands and settles."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from server.devices.station_simulator import StationSimulator
+from server.journal.journal import RoundStatus
 from server.net.app import Service
 from server.protocol.messages import (
     AttendantAction,
@@ -174,16 +174,13 @@ async def test_a_lock_refuses_everything_survives_a_restart_and_an_attendant_cle
             assert await until(lambda: touch.station().attendant is None)
             bet = await touch.bet("lucky", "banker", 1_000, "cleared")
             assert isinstance(bet, BetAccepted), bet
-            assert await until(lambda: touch.ended(bet.round), 10)
             # Game recall on the touchscreen: the rounds before the restart are there. The
-            # round's journal record is written just after its settled event: ask again for
-            # a moment until it is.
-            for _ in range(50):
-                recall = await touch.ask(GetRecall(table="lucky"))
-                recalled = {r.round: r for r in recall.rounds}
-                if bet.round in recalled:
-                    break
-                await asyncio.sleep(0.1)
+            # recall reads the journal, where the round is finished just after its settled
+            # event reached the screen: once it is finished there, it is recalled.
+            assert await until(lambda: service.journal.status(bet.round) is RoundStatus.SETTLED, 10)  # fmt: skip  # noqa: E501
+            assert touch.ended(bet.round)
+            recall = await touch.ask(GetRecall(table="lucky"))
+            recalled = {r.round: r for r in recall.rounds}
             assert {before.round, bet.round} <= set(recalled)
             assert recalled[before.round].wagered == 1_000 and recalled[before.round].cards
         await service.casino.stations.drain()
