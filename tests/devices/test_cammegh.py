@@ -385,11 +385,7 @@ async def test_a_cammegh_wheel_that_falls_silent_is_down(tmp_path: Path) -> None
         assert channel.vendor is not None
         channel.vendor.silence_limit = 0.4
         wheel.status_every = 10.0  # it stops talking (after the line it is sending now)
-        await asyncio.sleep(0.2)
-        for _ in range(40):
-            if not channel.up:
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: not channel.up, 25 * 0.4)
         assert not channel.up and channel.status()["link"] == "down"
         assert channel.last_heard is not None
 
