@@ -1,7 +1,8 @@
 """Chaos at the device tables: a card-reading shoe, an automated wheel and a Masque reader
 with random faults on their links and in what they report, three dealer consoles deciding
 every hold, three WebSocket players betting and three spectators watching — at least 500
-rounds against one real server over loopback TCP (issue #16, "Done when").
+rounds in all (issue #16, "Done when"), in two parts of 250, each against one real server
+over loopback TCP, with its own seeds (two parts, so that parallel workers share them).
 
 Afterwards: no money lost or paid twice (the ledger reconciles, no wager left open, each
 player's balance is its start less what it wagered plus what it was paid, and the recall
@@ -18,14 +19,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 from websockets.asyncio.client import connect
 
 from server.devices.messages import CardRead
 from server.devices.simulator import Faults, SimulatedDevice
 from server.journal.journal import RoundStatus
-from server.net.bot import run_bot
+from server.net.bot import BotReport, run_bot
 from server.protocol.codec import decode_server, encode
-from server.protocol.messages import PROTOCOL_VERSION, Hello, Join, TableEvent
+from server.protocol.messages import PROTOCOL_VERSION, Hello, Join, Joined, TableEvent
 from tests.devices.test_device_tables import (
     assert_money_intact,
     config,
@@ -35,7 +37,8 @@ from tests.devices.test_device_tables import (
     synchronously,
 )
 
-ROUNDS = {"bac": 200, "rou": 200, "du": 100}  # 500 in all
+PARTS = 2
+ROUNDS = {"bac": 100, "rou": 100, "du": 50}  # a part's; 250 a part, 500 in all
 LINK = {"drop": 0.03, "duplicate": 0.03, "reorder": 0.03, "corrupt": 0.02}
 DECIDE = ("confirm", "continue", "reopen", "void", "dead")
 
@@ -47,6 +50,11 @@ TIMING = {
     "answer_seconds = 3": "answer_seconds = 1",
     "hold_seconds = 30": "hold_seconds = 3",
 }
+
+# A player's command that reaches the table after its moment passed (a bet after the 0.25 s
+# window closed, a decision after its 0.4 s): refused, and nothing moves — the players'
+# arithmetic checks that. A loaded machine makes some; any other refusal fails the test.
+LATE = ("betting_closed:", "round_not_open:", "no_decision_pending:")
 
 
 class Recording(SimulatedDevice):
@@ -62,8 +70,14 @@ class Recording(SimulatedDevice):
         super().send(message)
 
 
-async def watch(url: str, table: str, seen: list[tuple[float, TableEvent]], stop: asyncio.Event) -> None:  # fmt: skip  # noqa: E501
-    """A spectator: every table event, with when it arrived."""
+async def watch(
+    url: str,
+    table: str,
+    seen: list[tuple[float, TableEvent]],
+    joined: asyncio.Event,
+    stop: asyncio.Event,
+) -> None:
+    """A spectator: every table event, with when it arrived (``joined`` set once it is in)."""
     async with connect(url, compression=None, max_size=1 << 20) as ws:
         await ws.send(encode(Hello(version=PROTOCOL_VERSION, name=f"watch-{table}")))
         await ws.send(encode(Join(table=table, role="spectator")))
@@ -75,6 +89,17 @@ async def watch(url: str, table: str, seen: list[tuple[float, TableEvent]], stop
             message = decode_server(raw)
             if isinstance(message, TableEvent):
                 seen.append((time.monotonic(), message))
+            elif isinstance(message, Joined):
+                joined.set()
+
+
+def without_late_refusals(report: BotReport) -> BotReport:
+    """The report without the refusals of commands that came too late (``LATE``), which
+    must be few: a quarter of the rounds played at most."""
+    late = [e for e in report.errors if e.startswith(LATE)]
+    assert len(late) <= report.rounds // 4, (report.table, late)
+    report.errors = [e for e in report.errors if not e.startswith(LATE)]
+    return report
 
 
 def by_round(seen: list[tuple[float, TableEvent]]) -> dict[str, list[tuple[float, TableEvent]]]:
@@ -84,26 +109,30 @@ def by_round(seen: list[tuple[float, TableEvent]]) -> dict[str, list[tuple[float
     return rounds
 
 
+@pytest.mark.parametrize("part", range(1, PARTS + 1))
 @synchronously
-async def test_500_rounds_of_random_device_faults_lose_nothing(tmp_path: Path) -> None:
+async def test_500_rounds_of_random_device_faults_lose_nothing(tmp_path: Path, part: int) -> None:
     text = config()
     for old, new in TIMING.items():
         assert old in text
         text = text.replace(old, new)
+    seed = 100 * part  # part 1: the seeds 101, 102, 103 of the single run before
+    # The one-off faults, at message counts each device reaches within a part's rounds
+    # (the shoe reads some 5 cards a round, the wheel 1 result, the reader 1 lamp).
     shoe = {
-        "id": "shoe-1", "role": "shoe", "seed": 101, "state": tmp_path / "shoe.json",
+        "id": "shoe-1", "role": "shoe", "seed": seed + 1, "state": tmp_path / "shoe.json",
         "faults": Faults(**LINK, misread=0.01, double_read=0.03, missing=0.01, early=0.03,
-                         early_after=0.2, disconnect_at=40, power_loss_at=400,
+                         early_after=0.2, disconnect_at=40, power_loss_at=250,
                          door_open_at=150, clear_after=0.3),
     }  # fmt: skip
     wheel = {
-        "id": "wheel-1", "role": "wheel", "wheel": "double_zero", "seed": 102,
+        "id": "wheel-1", "role": "wheel", "wheel": "double_zero", "seed": seed + 2,
         "faults": Faults(**LINK, jam=0.03, not_sensed=0.03, out_of_range=0.02, game_jump=0.02,
-                         disconnect_at=60, tilt_at=100, clear_after=0.3),
+                         disconnect_at=30, tilt_at=50, clear_after=0.3),
     }  # fmt: skip
     reader = {
-        "id": "reader-1", "role": "reader", "seed": 103,
-        "faults": Faults(**LINK, wrong_lamp=0.04, no_lamp=0.03, door_open_at=50, clear_after=0.3),
+        "id": "reader-1", "role": "reader", "seed": seed + 3,
+        "faults": Faults(**LINK, wrong_lamp=0.04, no_lamp=0.03, door_open_at=20, clear_after=0.3),
     }  # fmt: skip
     consoles = [
         {"id": f"console-{n}", "role": "console", "decide": DECIDE, "table": table}
@@ -116,10 +145,12 @@ async def test_500_rounds_of_random_device_faults_lose_nothing(tmp_path: Path) -
     ):
         url = f"ws://127.0.0.1:{service.port}/ws"
         stop = asyncio.Event()
-        watchers = [asyncio.create_task(watch(url, t, seen[t], stop)) for t in ROUNDS]
-        await asyncio.sleep(0.3)  # the spectators are in before the first bet
+        joined = {t: asyncio.Event() for t in ROUNDS}
+        watchers = [asyncio.create_task(watch(url, t, seen[t], joined[t], stop)) for t in ROUNDS]
+        # The spectators are in before the first bet.
+        await asyncio.wait_for(asyncio.gather(*(j.wait() for j in joined.values())), 10)
         reports = await asyncio.gather(
-            *(run_bot(url, t, n, seed=n + len(t), timeout=900) for t, n in ROUNDS.items())
+            *(run_bot(url, t, n, seed=seed + n + len(t), timeout=900) for t, n in ROUNDS.items())
         )
         stop.set()
         await asyncio.gather(*watchers)
@@ -129,8 +160,8 @@ async def test_500_rounds_of_random_device_faults_lose_nothing(tmp_path: Path) -
 
     # Nothing lost, nothing paid twice.
     for report in reports:
-        assert_money_intact(service, report)
-    assert sum(r.rounds for r in reports) >= 500
+        assert_money_intact(service, without_late_refusals(report))
+    assert sum(r.rounds for r in reports) >= sum(ROUNDS.values())
     assert service.journal.open_rounds() == []
     for table in ROUNDS:
         last = service.journal.last_round(table)
@@ -156,7 +187,7 @@ async def test_500_rounds_of_random_device_faults_lose_nothing(tmp_path: Path) -
             assert card["device"] == "shoe-1" and data["card"] == card["card"], round_id
             assert shoe_sim.read_at[card["count"]] < at, (round_id, card)
             shown += 1
-    assert shown >= 4 * 150
+    assert shown >= 4 * ROUNDS["bac"] * 3 // 4
 
     # The hole card: sent face down without its identity, revealed only at the dealer's turn
     # (after every decision), or at once when both dealer cards are Large (685a.7(h)).
@@ -178,4 +209,4 @@ async def test_500_rounds_of_random_device_faults_lose_nothing(tmp_path: Path) -
             assert all(i < at for i in decided), (round_id, names)
             assert names.index("hole_card_range_read") < at
         revealed += 1
-    assert revealed >= 50 and face_down >= revealed
+    assert revealed >= ROUNDS["du"] // 2 and face_down >= revealed
