@@ -19,23 +19,41 @@ from server.wallet.ledger import PLAY_MONEY_ISSUER, Transfer
 from server.wallet.pg_ledger import PgLedger
 from tests.redis_server import RedisServer
 
+LONG_MS = 600_000  # a lease no test outlives: what holds while it runs cannot expire
+SHORT_MS = 50  # a lease that expires, once nothing renews it
 
-def _leases(redis_server: RedisServer, lease_ms: int = 300) -> tuple[Redis, LeaseStore]:
+
+def _leases(redis_server: RedisServer) -> tuple[Redis, LeaseStore, LeaseStore]:
+    """The cluster's leases with a long lease time, and the same with a short one."""
     redis = Redis.from_url(redis_server.url)
-    return redis, LeaseStore(redis, lease_ms=lease_ms)
+    return redis, LeaseStore(redis, lease_ms=LONG_MS), LeaseStore(redis, lease_ms=SHORT_MS)
+
+
+async def _gone(redis: Redis, key: str) -> None:
+    """Until ``key`` has expired (a generous bound: a hundred times its expiry)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 100 * SHORT_MS / 1000
+    while await redis.exists(key):
+        assert loop.time() < deadline, f"{key} never expired"
+        await asyncio.sleep(SHORT_MS / 1000 / 5)
 
 
 def test_one_owner_per_table_and_tokens_that_only_grow(redis_server: RedisServer) -> None:
     async def go() -> None:
-        redis, leases = _leases(redis_server)
+        redis, leases, short = _leases(redis_server)
+        lease = "croupier:lease:bac"
         try:
             first = await leases.acquire("bac", "a")
             assert first == 1
+            assert 0 < await redis.pttl(lease) <= LONG_MS  # it expires, a lease time on
             assert await leases.acquire("bac", "b") is None  # held: nobody else gets it
             assert await leases.renew("bac", Owner("a", 1))
             assert not await leases.renew("bac", Owner("b", 1))  # not b's to renew
             assert await leases.owners() == {"bac": Owner("a", 1)}
-            await asyncio.sleep(0.45)  # a stops renewing: the lease expires
+            # a's last renewal, with a short lease time: it expires that long after
+            assert await short.renew("bac", Owner("a", 1))
+            assert await redis.pttl(lease) <= SHORT_MS  # (-2: already expired)
+            await _gone(redis, lease)  # a stops renewing: the lease expires
             assert await leases.owners() == {}
             assert await leases.acquire("bac", "b") == 2
             assert not await leases.renew("bac", Owner("a", 1))  # a lost it
@@ -54,14 +72,17 @@ def test_one_owner_per_table_and_tokens_that_only_grow(redis_server: RedisServer
 
 def test_the_node_records_expire_with_the_lease(redis_server: RedisServer) -> None:
     async def go() -> None:
-        redis, leases = _leases(redis_server)
+        redis, leases, short = _leases(redis_server)
         try:
             await leases.heartbeat("a", {"address": "127.0.0.1:1"})
             await leases.heartbeat("b", {"address": "127.0.0.1:2"})
             assert set(await leases.nodes()) == {"a", "b"}
+            assert 0 < await redis.pttl("croupier:node:a") <= LONG_MS
             await leases.leave("b")
             assert await leases.nodes() == {"a": {"address": "127.0.0.1:1"}}
-            await asyncio.sleep(0.45)
+            await short.heartbeat("a", {"address": "127.0.0.1:1"})  # its last, a short lease
+            assert await redis.pttl("croupier:node:a") <= SHORT_MS  # (-2: already expired)
+            await _gone(redis, "croupier:node:a")
             assert await leases.nodes() == {}
         finally:
             await redis.aclose()
