@@ -19,7 +19,7 @@ from websockets.asyncio.client import connect
 
 from server.cli.main import main
 from server.config import parse_config
-from server.devices.messages import ConsoleAction
+from server.devices.messages import CardRead, ConsoleAction
 from server.devices.simulator import DeviceRefused, Faults, SimulatedDevice
 from server.journal.journal import RoundStatus
 from server.journal.sqlite_journal import SqliteJournal
@@ -268,17 +268,49 @@ async def test_a_lossy_link_loses_nothing(tmp_path: Path) -> None:
 
 @synchronously
 async def test_a_card_drawn_before_no_more_bets_voids_the_round(tmp_path: Path) -> None:
-    """ "Game before time": a card read while betting is open voids that round."""
-    faults = Faults(early=1.0, early_after=0.35)
-    shoe = {"id": "shoe-1", "role": "shoe", "seed": 5, "faults": faults}
-    console = {"id": "console-1", "role": "console", "decide": ("confirm",), "table": "bac"}
-    async with running(tmp_path) as service, devices(service, shoe, console):
-        report = await play(service, "bac", 3)
+    """ "Game before time": a card read while betting is open voids that round, every wager
+    returned; the next round, with no such card, is dealt and settled. The card is drawn once
+    a bet of the round is in and the dealer calls no more bets once the table has it, in a
+    30 s window: the card is read in betting, however slow the machine."""
+    text = config().replace("betting_seconds = 0.6", "betting_seconds = 30", 1)
+    shoe = {"id": "shoe-1", "role": "shoe", "seed": 5}
+    console = {"id": "console-1", "role": "console", "decide": (), "table": "bac"}
+    async with running(tmp_path, text) as service, devices(service, shoe, console) as sims:
+        report, _ = await asyncio.gather(
+            play(service, "bac", 2), game_before_time_then_a_round(service, *sims)
+        )
     assert_money_intact(service, report)
-    voided = [r for r in report.played if r.result.startswith("voided")]
-    assert voided and all("game before time" in r.result for r in voided)
-    for r in voided:
-        assert r.returned == r.wagered
+    early, dealt = report.played
+    assert early.result.startswith("voided") and "game before time" in early.result, early
+    assert early.returned == early.wagered
+    kinds = [kind for kind, _ in records(service, early.round)]
+    assert "card" not in kinds and kinds[-1] == "voided"
+    assert not dealt.result.startswith("voided"), dealt
+    assert [k for k, _ in records(service, dealt.round)][-1] == "settled"
+
+
+async def game_before_time_then_a_round(
+    service: Service, shoe: SimulatedDevice, console: SimulatedDevice
+) -> None:
+    """At table bac: once a bet of the round is in, a card out of the shoe (betting is
+    open), and once the table has it, no more bets; in the next round, no more bets once a
+    bet is in."""
+    core = table(service, "bac")
+    channel = service.casino.devices.channels["shoe-1"]
+    await until(lambda: core._bets, 20)
+    assert core._bets, "no bet was accepted at table bac within 20 s"
+    first = core.round_id
+    card = shoe._next_card()  # (a new shoe: its count starts again)
+    shoe.count += 1
+    shoe.send(CardRead(card=card, count=shoe.count, round=""))
+    dealer = channel.listener.dealer
+    await until(lambda: dealer.shoe.early is not None)
+    assert dealer.shoe.early is not None, "the table did not take the card as game before time"
+    no_more_bets = ConsoleAction(action="no_more_bets", table="bac", dealer="dana", supervisor="sam")  # type: ignore[arg-type]  # fmt: skip  # noqa: E501
+    console.send(no_more_bets)
+    await until(lambda: core.round_id != first and core._bets, 20)
+    assert core.round_id != first and core._bets, "no bet was accepted in the next round"
+    console.send(no_more_bets)
 
 
 @synchronously
