@@ -170,11 +170,15 @@ def test_two_redemptions_at_the_same_instant_pay_once(floor: Floor, tmp_path: Pa
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(30)
+    assert not any(t.is_alive() for t in threads), "a redemption did not return within 30 s"
     other_ledger.close()
     other_store.close()
+    # Both returned (a thread that raised would leave one result, paid or not).
+    assert len(results) == 2, results
     paid = [r for r in results if not isinstance(r, cashier.Refusal)]
     assert len(paid) == 1
+    assert [r.code for r in results if isinstance(r, cashier.Refusal)] == ["redeemed"], results
     paid_out = floor.ledger.balance(station_account("s2")) + floor.ledger.balance(cashier.CASHIER)
     assert paid_out == 10_000
 
