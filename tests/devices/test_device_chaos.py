@@ -25,7 +25,7 @@ from websockets.asyncio.client import connect
 from server.devices.messages import CardRead
 from server.devices.simulator import Faults, SimulatedDevice
 from server.journal.journal import RoundStatus
-from server.net.bot import BotReport, run_bot
+from server.net.bot import run_bot
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import PROTOCOL_VERSION, Hello, Join, Joined, TableEvent
 from tests.devices.test_device_tables import (
@@ -35,6 +35,7 @@ from tests.devices.test_device_tables import (
     records,
     running,
     synchronously,
+    without_late_refusals,
 )
 
 PARTS = 2
@@ -50,11 +51,6 @@ TIMING = {
     "answer_seconds = 3": "answer_seconds = 1",
     "hold_seconds = 30": "hold_seconds = 3",
 }
-
-# A player's command that reaches the table after its moment passed (a bet after the 0.25 s
-# window closed, a decision after its 0.4 s): refused, and nothing moves — the players'
-# arithmetic checks that. A loaded machine makes some; any other error fails the test.
-LATE = ("betting_closed:", "round_not_open:", "no_decision_pending:")
 
 
 class Recording(SimulatedDevice):
@@ -91,16 +87,6 @@ async def watch(
                 seen.append((time.monotonic(), message))
             elif isinstance(message, Joined):
                 joined.set()
-
-
-def without_late_refusals(report: BotReport) -> BotReport:
-    """The report without the refusals of commands that came too late (``LATE``), which
-    must be fewer than the rounds played (a loaded 2-core machine made some 18 in 100
-    rounds, where a round's 1 to 3 bets come too late together)."""
-    late = [e for e in report.errors if e.startswith(LATE)]
-    assert len(late) < report.rounds, (report.table, late)
-    report.errors = [e for e in report.errors if not e.startswith(LATE)]
-    return report
 
 
 def by_round(seen: list[tuple[float, TableEvent]]) -> dict[str, list[tuple[float, TableEvent]]]:
@@ -159,9 +145,13 @@ async def test_500_rounds_of_random_device_faults_lose_nothing(tmp_path: Path, p
         assert isinstance(shoe_sim, Recording)
         fired = {sim.id: set(sim._fired) for sim in sims[:3]}
 
-    # Nothing lost, nothing paid twice.
+    # Nothing lost, nothing paid twice. Commands that came too late (a bet after the 0.25 s
+    # window closed, a decision after its 0.4 s) were refused and moved nothing; a loaded
+    # machine makes some: fewer than the rounds played are allowed (a loaded 2-core machine
+    # made some 18 in 100 rounds, a round's 1 to 3 bets too late together). Any other error
+    # fails the test.
     for report in reports:
-        assert_money_intact(service, without_late_refusals(report))
+        assert_money_intact(service, without_late_refusals(report, report.rounds - 1))
     assert sum(r.rounds for r in reports) >= sum(ROUNDS.values())
     assert service.journal.open_rounds() == []
     for table in ROUNDS:

@@ -225,6 +225,21 @@ def records(service: Service, round_id: str) -> list[tuple[str, dict[str, Any]]]
     return [(r.kind, r.payload) for r in service.journal.records(round_id)]
 
 
+# A player's command that reaches the table after its moment passed: a bet after betting
+# closed (the window's end, or the dealer's "no more bets") or after its round ended, a
+# decision after its time. Refused, and nothing moves: the bot's arithmetic checks that.
+LATE = ("betting_closed:", "round_not_open:", "no_decision_pending:")
+
+
+def without_late_refusals(report: BotReport, most: int) -> BotReport:
+    """The report without the refusals of its commands that came too late (``LATE``), of
+    which there may be ``most``; any other error stays for ``assert_money_intact``."""
+    late = [e for e in report.errors if e.startswith(LATE)]
+    assert len(late) <= most, (report.table, late)
+    report.errors = [e for e in report.errors if not e.startswith(LATE)]
+    return report
+
+
 def assert_money_intact(service: Service, report: BotReport) -> None:
     """Nothing lost, nothing paid twice: the ledger reconciles, no wager is left open, the
     player's balance is its start less what it wagered plus what it was paid, and every
@@ -279,7 +294,8 @@ async def test_a_card_drawn_before_no_more_bets_voids_the_round(tmp_path: Path) 
         report, _ = await asyncio.gather(
             play(service, "bac", 2), game_before_time_then_a_round(service, *sims)
         )
-    assert_money_intact(service, report)
+    # The bot's bets after its first in a round may come after the dealer's no more bets.
+    assert_money_intact(service, without_late_refusals(report, 2 * 2))
     early, dealt = report.played
     assert early.result.startswith("voided") and "game before time" in early.result, early
     assert early.returned == early.wagered
@@ -638,7 +654,8 @@ async def test_the_dealer_console_closes_betting_or_voids_the_round(tmp_path: Pa
         report, _ = await asyncio.gather(
             play(service, "bac", 1), console_once_bets_are_in(service, sims[1], action)
         )
-    assert_money_intact(service, report)
+    # The bot's bets after its first may come after the console's action.
+    assert_money_intact(service, without_late_refusals(report, 2))
     (played,) = report.played
     kinds = [kind for kind, _ in records(service, played.round)]
     (staff,) = [p for kind, p in records(service, played.round) if kind == "staff"]
