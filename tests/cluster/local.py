@@ -35,15 +35,21 @@ pause_seconds = 0.1
         ("six-1", "big_six"),
     ]
 )
-CONFIG = "[cluster]\nlease_seconds = 1.0\n" + TABLES
+LEASE = 1.0
+CONFIG = f"[cluster]\nlease_seconds = {LEASE}\n" + TABLES
+# How long a test waits for what the nodes do, in leases: generous (a failover takes about
+# two: the lease expires, the table is taken at the next tick and its round recovered), as
+# a loaded machine may be several times slower. A bound, never a measure of speed.
+PATIENCE = 15 * LEASE
 
 
-async def until(check: Callable[[], bool], timeout: float = 15.0) -> float:
-    """Seconds until ``check()`` holds (fails the test after ``timeout``)."""
+async def until(check: Callable[[], bool], timeout: float = PATIENCE, *, what: str) -> float:
+    """Seconds until ``check()`` holds; after ``timeout``, an error saying ``what`` never
+    happened."""
     start = time.monotonic()
     while not check():
         if time.monotonic() - start > timeout:
-            raise AssertionError("timed out waiting")
+            raise AssertionError(f"never happened in {timeout / LEASE:g} leases: {what}")
         await asyncio.sleep(0.02)
     return time.monotonic() - start
 

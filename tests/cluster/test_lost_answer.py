@@ -23,8 +23,9 @@ def test_a_bet_whose_answer_was_lost_is_learned_by_sending_it_again(
     async def go() -> None:
         async with home_and_other(tmp_path, redis_server, postgres_url, "bac-1") as (owner, other):
             assert owner.cluster is not None and other.cluster is not None
-            await until(lambda: owner.cluster.doors["bac-1"].runtime() is not None)  # type: ignore[union-attr]
-            await until(lambda: other.cluster.owners.get("bac-1") is not None)  # type: ignore[union-attr]
+            door, there = owner.cluster.doors["bac-1"], other.cluster
+            await until(lambda: door.runtime() is not None, what="bac-1 runs at its home")
+            await until(lambda: "bac-1" in there.owners, what="the other node knows bac-1's owner")
             rpc = other.cluster.rpc
             real = rpc.call
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from websockets.asyncio.client import connect
 
 from server.net.app import Service
@@ -21,12 +20,14 @@ from server.protocol.messages import (
     Join,
     Joined,
     Notice,
+    Ping,
     PlaceBet,
+    Pong,
     Resume,
     TableEvent,
     Welcome,
 )
-from tests.cluster.local import home_and_other, node, until
+from tests.cluster.local import PATIENCE, home_and_other, node, until
 from tests.net.live import Client
 from tests.redis_server import RedisServer
 
@@ -38,13 +39,17 @@ def test_a_viewer_on_another_node_resumes_from_the_tables_history(
         async with home_and_other(tmp_path, redis_server, postgres_url, "bac-1") as (owner, other):
             a, b = owner.cluster, other.cluster
             assert a is not None and b is not None
-            await until(lambda: len(a.owned) + len(b.owned) == 5)
-            await until(lambda: bool(a.owned) and bool(b.owned))
+            await until(lambda: len(a.owned) + len(b.owned) == 5, what="every table taken")
+            await until(lambda: bool(a.owned) and bool(b.owned), what="each node runs a table")
             # The table at its home node for good (until then a node may still hand it over,
             # and its events go on in the new owner's block of seqs).
-            await until(lambda: owner.cluster.doors["bac-1"].runtime() is not None)  # type: ignore[union-attr]
+            door = a.doors["bac-1"]
+            await until(lambda: door.runtime() is not None, what="bac-1 runs at its home")
             last = await watch(other, 8)
-            await asyncio.sleep(1.5)  # the table plays on while the viewer is away
+            await until(  # the table plays on while the viewer is away
+                lambda: (table := door.runtime()) is not None and table.seq > last + 5,
+                what="bac-1 emitted more events after the viewer left",
+            )
             for there in (other, owner):  # resume on either node: the same history
                 async with Client.connect(there, "viewer") as client:
                     await client.send(Resume(table="bac-1", last_seq=last))
@@ -92,9 +97,9 @@ def test_a_player_whose_round_another_node_recovered_is_told_on_any_node(
         b = c = None
         try:
             assert a.cluster is not None
-            await until(lambda: "bac-1" in a.cluster.owned)  # type: ignore[union-attr]
+            door = a.cluster.doors["bac-1"]
             # Owned from the lease on; running once its recovery is done and it has started.
-            await until(lambda: a.cluster.doors["bac-1"].runtime() is not None)  # type: ignore[union-attr]
+            await until(lambda: door.runtime() is not None, what="node-a runs bac-1")
             async with Client.connect(a, "ann") as ann:
                 token, ann_id = ann.welcome.token, ann.welcome.player_id
                 await ann.send(Join(table="bac-1"))
@@ -115,7 +120,7 @@ def test_a_player_whose_round_another_node_recovered_is_told_on_any_node(
             await b.start()
             assert b.cluster is not None
             recovered = lambda: {r.round_id: r for r in b.casino.recovered}  # noqa: E731
-            await until(lambda: round_id in recovered(), timeout=10)
+            await until(lambda: round_id in recovered(), what="node-b recovered ann's round")
             assert recovered()[round_id].outcome == "voided"
             assert recovered()[round_id].players == (ann_id,)
             c = node(tmp_path, "node-c", redis_server, postgres_url)  # another node entirely
@@ -124,14 +129,15 @@ def test_a_player_whose_round_another_node_recovered_is_told_on_any_node(
                 await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token)))
                 welcome = decode_server(await ws.recv())
                 assert isinstance(welcome, Welcome) and welcome.balance == 100_000
-                notice = decode_server(await asyncio.wait_for(ws.recv(), 5))
+                notice = decode_server(await asyncio.wait_for(ws.recv(), PATIENCE))
                 assert isinstance(notice, Notice)
                 assert (notice.code, notice.table, notice.round) == ("round_voided", "bac-1", round_id)  # fmt: skip  # noqa: E501
             async with connect(f"ws://127.0.0.1:{b.port}/ws", compression=None) as ws:
                 await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token)))
                 assert isinstance(decode_server(await ws.recv()), Welcome)
-                with pytest.raises(TimeoutError):  # told once
-                    await asyncio.wait_for(ws.recv(), 0.5)
+                # Told once: a hello's notices come before the answer to what follows it.
+                await ws.send(encode(Ping(nonce=7)))
+                assert decode_server(await ws.recv()) == Pong(nonce=7)
         finally:
             for service in (c, b):
                 if service is not None:

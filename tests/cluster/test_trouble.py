@@ -8,77 +8,97 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import psycopg
 
 from server.net.app import Service
 from tests.cluster.books import check_books
-from tests.cluster.local import TABLE_IDS, node, until
-from tests.cluster.players import ChaosPlayer
+from tests.cluster.local import LEASE, PATIENCE, TABLE_IDS, node, until
+from tests.cluster.players import ChaosPlayer, each_bets, stop_players
 from tests.net.processes import http_get
 from tests.postgres import ADMIN_URL
 from tests.redis_server import RedisServer
+
+Trouble = Callable[[Service, Service], Awaitable[None]]
 
 
 def ready(service: Service) -> bool:
     return http_get(f"http://127.0.0.1:{service.port}/readyz")[0] == 200
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 20.0) -> None:
-    async def holds() -> bool:
-        return await asyncio.to_thread(check)
-
+async def eventually(check: Callable[[], bool], *, what: str) -> None:
+    """``until`` for a check that blocks (it runs in a thread)."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await holds():
-        assert loop.time() < deadline, "timed out waiting"
+    deadline = loop.time() + PATIENCE
+    while not await asyncio.to_thread(check):
+        assert loop.time() < deadline, f"never happened in {PATIENCE / LEASE:g} leases: {what}"
         await asyncio.sleep(0.05)
 
 
+def owned(a: Service, b: Service) -> int:
+    """How many tables the two nodes hold the leases of."""
+    assert a.cluster is not None and b.cluster is not None
+    return len(a.cluster.owned) + len(b.cluster.owned)
+
+
 async def play_through(
-    tmp_path: Path, redis_server: RedisServer, database: str, trouble: Callable[[], object]
+    tmp_path: Path, redis_server: RedisServer, database: str, trouble: Trouble
 ) -> list[ChaosPlayer]:
-    """Two nodes, a player at every table on each node; ``trouble()`` (a coroutine) in the
-    middle; afterwards every table runs again and the players play on."""
+    """Two nodes, a player at every table on each node, each with a bet acknowledged;
+    ``trouble`` in the middle; afterwards every table runs again and each player has a bet
+    acknowledged again."""
     a = node(tmp_path, "node-a", redis_server, database)
     b = node(tmp_path, "node-b", redis_server, database)
     await a.start()
     await b.start()
-    assert a.cluster is not None and b.cluster is not None
     stop = asyncio.Event()
     players = [
         ChaosPlayer(f"ws://127.0.0.1:{s.port}/ws", t, random.Random(n))
         for n, (s, t) in enumerate((s, t) for s in (a, b) for t in TABLE_IDS)
     ]
-    tasks = [asyncio.create_task(p.run(stop)) for p in players]
+    tasks = [
+        asyncio.create_task(p.run(stop), name=f"player {n} at {p.table}")
+        for n, p in enumerate(players)
+    ]
     try:
-        await until(lambda: len(a.cluster.owned) + len(b.cluster.owned) == len(TABLE_IDS))
-        await asyncio.sleep(1.5)
-        await trouble(a, b)  # type: ignore[operator]
-        await until(
-            lambda: len(a.cluster.owned) + len(b.cluster.owned) == len(TABLE_IDS), timeout=20
-        )
-        for s in (a, b):
-            try:
-                await eventually(lambda s=s: ready(s))  # type: ignore[misc]
-            except AssertionError:
-                c = s.cluster
-                assert c is not None
-                raise AssertionError(
-                    f"{c.node_id} not ready: casino {s.casino.ready} "
-                    f"{[(t.get_name(), t.done()) for t in s.casino._tasks]}, "
-                    f"redis {c.redis_ok}, database {c.database_ok}, loop {c._task}"
-                ) from None
-        seen = {p.table: len(p.rounds_seen) for p in players}
-        await until(lambda: all(len(p.rounds_seen) > seen[p.table] + 1 for p in players), 20)
+        try:
+            await until(lambda: owned(a, b) == len(TABLE_IDS), what="the nodes took every table")
+            before = [0] * len(players)
+            await each_bets(players, tasks, before, what="each player bet", timeout=PATIENCE)
+            await trouble(a, b)
+            await until(
+                lambda: owned(a, b) == len(TABLE_IDS), what="the nodes took every table again"
+            )
+            for s in (a, b):
+                try:
+                    await eventually(lambda s=s: ready(s), what="the node is ready again")  # type: ignore[misc]
+                except AssertionError as exc:
+                    c = s.cluster
+                    assert c is not None
+                    raise AssertionError(
+                        f"{exc}: {c.node_id}: casino {s.casino.ready} "
+                        f"{[(t.get_name(), t.done()) for t in s.casino._tasks]}, "
+                        f"redis {c.redis_ok}, database {c.database_ok}, loop {c._task}"
+                    ) from None
+            since = [len(p.acked) for p in players]
+            await each_bets(players, tasks, since, what="each player bet again", timeout=PATIENCE)
+        finally:
+            await stop_players(stop, tasks)
     finally:
-        stop.set()
-        await asyncio.gather(*tasks, return_exceptions=True)
         await b.stop()
         await a.stop()
     return players
+
+
+async def stopped_every_table(a: Service, b: Service) -> None:
+    """Until neither node holds a table: each stopped every one it ran."""
+    try:
+        await until(lambda: owned(a, b) == 0, what="the nodes stopped every table")
+    except AssertionError as exc:
+        held = {s.cluster.node_id: sorted(s.cluster.owned) for s in (a, b) if s.cluster}
+        raise AssertionError(f"{exc}; still held: {held}") from None
 
 
 def test_redis_restarting_under_the_cluster_loses_nothing(
@@ -86,14 +106,13 @@ def test_redis_restarting_under_the_cluster_loses_nothing(
 ) -> None:
     async def restart_redis(a: Service, b: Service) -> None:
         redis_server.stop()  # every lease, record and history goes with it
-        await eventually(lambda: not ready(a) and not ready(b))
-        await asyncio.sleep(1.5)
-        redis_server.start()
+        await eventually(lambda: not ready(a) and not ready(b), what="the nodes not ready")
+        # Away past the lease: each node stopped its tables (another could hold them now).
+        await stopped_every_table(a, b)
+        await asyncio.to_thread(redis_server.start)
 
     players = asyncio.run(play_through(tmp_path, redis_server, postgres_url, restart_redis))
-    acked = [bet for p in players for bet in p.acked]
-    assert acked
-    check_books(postgres_url, acked)
+    check_books(postgres_url, [bet for p in players for bet in p.acked])
 
 
 def test_the_database_dropping_every_connection_loses_nothing(
@@ -111,14 +130,13 @@ def test_the_database_dropping_every_connection_loses_nothing(
                     "WHERE datname = %s AND pid <> pg_backend_pid()",
                     (name,),
                 )
-                await eventually(lambda: not ready(a) and not ready(b))
-                await asyncio.sleep(1.0)
+                await eventually(lambda: not ready(a) and not ready(b), what="the nodes not ready")
+                # Away until every table felt it: a write refused, the table stopped.
+                await stopped_every_table(a, b)
             finally:
                 admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
 
     players = asyncio.run(play_through(tmp_path, redis_server, postgres_url, drop_database))
     refused = {code for p in players for code in p.errors}
     print("refused while the database was away:", sorted(refused))
-    acked = [bet for p in players for bet in p.acked]
-    assert acked
-    check_books(postgres_url, acked)
+    check_books(postgres_url, [bet for p in players for bet in p.acked])
