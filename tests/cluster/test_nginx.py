@@ -72,14 +72,28 @@ def nodes(tmp_path: Path) -> Iterator[list[Node]]:
                 node.process.wait()
 
 
+# How long a test waits for what must come (an answer, a count to settle): a bound for
+# what never happens, generous on a loaded machine, never a measure of speed.
+PATIENCE = 30.0
+
+
 async def log_in(url: str, name: str) -> tuple[ClientConnection, Welcome]:
     """A player's WebSocket through nginx, and the server's welcome to its hello."""
-    ws = await connect(url, compression=None, open_timeout=5)
+    ws = await connect(url, compression=None, open_timeout=PATIENCE)
     await ws.send(encode(Hello(version=PROTOCOL_VERSION, name=name)))
     while True:
-        message = decode_server(await asyncio.wait_for(ws.recv(decode=False), 5))
+        message = decode_server(await asyncio.wait_for(ws.recv(decode=False), PATIENCE))
         if isinstance(message, Welcome):
             return ws, message
+
+
+async def settles(node: Node, count: int) -> None:
+    """Until ``node`` counts ``count`` connections open (closed ones leave its count once
+    its side of the connection has ended)."""
+    deadline = asyncio.get_running_loop().time() + PATIENCE
+    while (now := await asyncio.to_thread(node.connections_open)) != count:
+        assert asyncio.get_running_loop().time() < deadline, f"{now} open, never {count}"
+        await asyncio.sleep(0.05)
 
 
 def test_players_reach_both_nodes_through_nginx_and_the_survivor_when_one_dies(
@@ -107,11 +121,7 @@ def test_players_reach_both_nodes_through_nginx_and_the_survivor_when_one_dies(
             # New players still get in, all on the survivor: nginx skips the dead node.
             survivors = [await log_in(nginx.url, f"bob-{i}") for i in range(3)]
             assert all(welcome.balance > 0 for _, welcome in survivors)
-            for _ in range(100):  # the players closed above leave the node's count
-                if second.connections_open() == 3:
-                    break
-                await asyncio.sleep(0.05)
-            assert second.connections_open() == 3
+            await settles(second, 3)  # the players closed above leave the node's count
             assert http_get(nginx.http + "/healthz") == (200, "ok\n")
 
             # The operator takes the dead node out: reloaded, nginx balances on the survivor.
