@@ -54,6 +54,27 @@ async def until(check: Callable[[], bool], timeout: float = PATIENCE, *, what: s
     return time.monotonic() - start
 
 
+async def stop_ticking(service: Service) -> None:
+    """The node's tick — its heartbeat and its lease renewals — stopped for good, as if the
+    node were paused or gone. Cancelled until it has ended: Python 3.11's ``wait_for``, in
+    which redis-py wraps each command it sends, can drop a cancellation that comes as the
+    command completes, and the tick then ran on, renewing (``ClusterNode.leave`` does the
+    same)."""
+    assert service.cluster is not None and service.cluster._task is not None
+    task = service.cluster._task
+    while not task.done():
+        task.cancel()
+        await asyncio.wait([task], timeout=0.1)
+
+
+async def die(service: Service) -> None:
+    """The node dies without a word: its tick stops, its tables stop writing."""
+    await stop_ticking(service)
+    assert service.cluster is not None
+    for table_id in list(service.cluster.owned):
+        await service.casino.abandon(table_id)
+
+
 class Seat:
     """A player's seat without a connection (the frames sent to it are counted)."""
 

@@ -16,7 +16,17 @@ from server.cluster.node import place
 from server.journal.journal import RoundStatus
 from server.journal.pg_journal import PgJournal
 from server.pg_storage import connect
-from tests.cluster.local import CONFIG, PATIENCE, TABLE_IDS, Seat, check_books, node, until
+from tests.cluster.local import (
+    CONFIG,
+    PATIENCE,
+    TABLE_IDS,
+    Seat,
+    check_books,
+    die,
+    node,
+    stop_ticking,
+    until,
+)
 from tests.redis_server import RedisServer
 
 
@@ -44,11 +54,7 @@ def test_tables_are_shared_out_handed_over_and_taken_over(
             assert a.cluster.stats.tables_handed_over == len(mine)
             for table_id in mine:  # handed over between rounds: nothing to recover
                 assert table_id not in {r.table_id for r in b.casino.recovered}
-            # a dies without a word: its renewals stop, its tables stop writing
-            assert a.cluster._task is not None
-            a.cluster._task.cancel()
-            for table_id in list(a.cluster.owned):
-                await a.casino.abandon(table_id)
+            await die(a)  # without a word: its renewals stop, its tables stop writing
             dead = set(a.cluster.owned)
             await until(lambda: set(b.cluster.owned) == mine | dead, what="node-b took a's tables")
             # Each table node-b took (from the lease on; its recovery done after) counts a
@@ -106,8 +112,7 @@ def test_a_node_that_lost_its_lease_cannot_write_for_the_table(
             before = a.casino.balance(player.player_id)
             table = a.casino.tables["rou-1"]
             table.add_viewer(Seat(player.player_id), "player")
-            # a "pauses": its leases are no longer renewed, its tables play on
-            a.cluster._task.cancel()
+            await stop_ticking(a)  # a "pauses": its leases are not renewed, its tables play on
             b = node(tmp_path, "node-b", redis_server, postgres_url)
             await b.start()
             assert b.cluster is not None

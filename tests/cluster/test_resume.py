@@ -27,7 +27,7 @@ from server.protocol.messages import (
     TableEvent,
     Welcome,
 )
-from tests.cluster.local import PATIENCE, home_and_other, node, until
+from tests.cluster.local import PATIENCE, die, home_and_other, node, until
 from tests.net.live import Client
 from tests.redis_server import RedisServer
 
@@ -112,10 +112,7 @@ def test_a_player_whose_round_another_node_recovered_is_told_on_any_node(
                     if isinstance(answer, BetAccepted):
                         break
                 assert isinstance(answer, BetAccepted), answer
-                assert a.cluster._task is not None  # node a dies without a word
-                a.cluster._task.cancel()
-                for table_id in list(a.cluster.owned):
-                    await a.casino.abandon(table_id)
+                await die(a)  # node a dies without a word
             b = node(tmp_path, "node-b", redis_server, postgres_url)
             await b.start()
             assert b.cluster is not None
