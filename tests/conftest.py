@@ -14,6 +14,7 @@ cluster's a real Redis server of their own (``redis_server``).
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -55,6 +56,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
     outcome = yield
     _fail_a_skip_in_ci(outcome.get_result())  # type: ignore[attr-defined]
+
+
+# Modules whose tests share what a module-scoped fixture makes (a certification run, a
+# benchmark run): each runs whole on one parallel worker, so that it is made once. Every
+# other test is scheduled on its own (tests/conftest.py, pytest_xdist_make_scheduler).
+ONE_WORKER_MODULES = frozenset(
+    {
+        "tests/rng/test_certify_external.py",
+        "tests/rng/test_certify_outcomes.py",
+        "tests/rng/test_certify_report.py",
+        "tests/test_benchmarks_cluster.py",
+    }
+)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist's scheduling by scope, where the scope is the module for the modules on
+    ONE_WORKER_MODULES and the test itself for every other. (xdist's own ``loadgroup`` does
+    not group with this pytest: it marks a node id through an attribute pytest 9.2 no longer
+    reads.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesTogether(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER_MODULES else nodeid
+
+    return ModulesTogether(config, log)
 
 
 settings.register_profile("croupier", deadline=None, print_blob=True)

@@ -15,8 +15,7 @@ import pytest
 from loadtests import bench_cluster
 from tests.redis_server import RedisServer
 
-# Its module-scoped benchmark run is made once: every test of the module on one worker.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bench-cluster")]
+pytestmark = pytest.mark.slow
 
 TINY = {
     "viewers": 20,

@@ -24,9 +24,6 @@ from rng.certify.external import (
 )
 from rng.certify.results import ALPHA
 
-# Its module-scoped samples are made once: every test of the module on one worker.
-pytestmark = pytest.mark.xdist_group("certify-external")
-
 # dieharder 3.31.1, -D 508 (recorded, trailing blanks trimmed; one line edited to FAILED)
 DIEHARDER_OUTPUT = """\
         test_name   |ntup| tsamples |psamples|  p-value |Assessment

@@ -23,9 +23,6 @@ from rng.certify.results import ALPHA, Measurement
 from rng.certify.subject import DOUBLE_ZERO_WHEEL, SINGLE_ZERO_WHEEL, Subject
 from rng.wheels import BIG_SIX_ORDER, BigSixSymbol
 
-# Its module-scoped samples are made once: every test of the module on one worker.
-pytestmark = pytest.mark.xdist_group("certify-outcomes")
-
 
 def _uniform_p_values(p_values: list[float]) -> float:
     return float(sps.kstest(p_values, "uniform").pvalue)

@@ -20,9 +20,6 @@ from rng.certify.results import Measurement, Verdict, decide, format_p
 from rng.certify.subject import Subject
 from server.cli.main import build_parser, main
 
-# Its module-scoped samples are made once: every test of the module on one worker.
-pytestmark = pytest.mark.xdist_group("certify-report")
-
 BROKEN = {"modulo-scaling", "off-by-one-deal", "mersenne-twister", "biased-byte"}
 
 
