@@ -470,8 +470,9 @@ class SimulatedDevice:
         """A card drawn while the next round's betting is still open ("game before time")."""
         self._early = None
         if self.random.random() < self.faults.early:
+            card = self._next_card()  # first: a new shoe starts the count again
             self.count += 1
-            self.send(CardRead(card=self._next_card(), count=self.count, round=""))
+            self.send(CardRead(card=card, count=self.count, round=""))
 
     def _results(self) -> list[str]:
         if self.wheel == "big_six":
