@@ -45,6 +45,7 @@ LEASE = 2.0
 # expires, the table is taken at the next tick and its round recovered); a loaded machine
 # may be several times slower, and a node a supervisor is restarting takes longer still.
 PATIENCE = 15 * LEASE
+STARTUP = 60.0  # seconds a node may take to become ready: three start at once, loaded
 BUSY = "baccarat"
 KILLS = 20  # at least, over the runs
 RUNS = {"seed-18": 18, "seed-27": 27, "seed-36": 36}
@@ -90,7 +91,7 @@ def cluster(tmp_path: Path, redis_server: RedisServer, postgres_url: str) -> Ite
     ]
     try:
         for node in nodes:
-            node.wait_ready()
+            node.wait_ready(STARTUP)
         yield nodes
     finally:
         for node in nodes:
@@ -144,7 +145,7 @@ def finish(nodes: list[Node], tmp_path: Path, redis_url: str, database: str) -> 
         list(pool.map(Node.stop, nodes))
     last = start_node(tmp_path, "node-last", nodes[0].config, redis_url, database)
     try:
-        last.wait_ready()
+        last.wait_ready(STARTUP)
         redis = Redis.from_url(redis_url)
         try:
             tables = re.findall(r'^id = "([^"]+)"', nodes[0].config.read_text(), re.M)
@@ -235,7 +236,7 @@ def test_the_owner_of_a_busy_table_is_killed_again_and_again(
                     await kill_the_owner()
                     check_running(tasks)
                 # The restarted nodes come back, and every player plays on after the kills.
-                await asyncio.gather(*(asyncio.to_thread(n.wait_ready, PATIENCE) for n in cluster))  # fmt: skip  # noqa: E501
+                await asyncio.gather(*(asyncio.to_thread(n.wait_ready, STARTUP) for n in cluster))  # fmt: skip  # noqa: E501
                 after = [len(p.acked) for p in players]
                 await everyone_bet(after, "every player had a bet acknowledged after the kills")
             finally:
@@ -280,7 +281,6 @@ def test_a_node_paused_past_its_lease_writes_nothing_when_it_resumes(
     paused = owner_of(redis, BUSY)
     assert paused is not None
     node = nodes[paused]
-    mine = {t for t in tables if owner_of(redis, t) == paused}
     opened = rounds_opened(postgres_url, BUSY)
 
     def raised() -> tuple[int, str] | None:  # just after the lease
@@ -288,8 +288,11 @@ def test_a_node_paused_past_its_lease_writes_nothing_when_it_resumes(
         return fence if fence[1] == paused else None
 
     held = waited(raised, f"{paused} raised the fence of {BUSY}")
+    before = node.log.stat().st_size  # what it says from now on counts
     node.signal(signal.SIGSTOP)  # paused mid-round: its tables' rounds stay open
     try:
+        # Its tables now: stopped, it can neither take nor give back any (they only expire).
+        mine = {t for t in tables if owner_of(redis, t) == paused}
         waited(
             lambda: (
                 owner_of(redis, BUSY) not in (None, paused)
@@ -301,21 +304,30 @@ def test_a_node_paused_past_its_lease_writes_nothing_when_it_resumes(
         node.signal(signal.SIGCONT)
 
     def said(table_id: str, log: str) -> bool:
+        """It stopped the table, saying why: its lease was gone; or its write was refused,
+        by the fence or, paused mid-transaction, by the database having ended that
+        transaction (server/pg_storage.py, IDLE_IN_TRANSACTION_MS), the table closed."""
         return (
             f"lost table {table_id}: another node holds its lease now" in log
             or f"fencing token refused: node {paused} no longer owns table {table_id}" in log
+            or f"gave table {table_id} back (the table closed)" in log
         )
+
+    def since_paused() -> str:
+        with node.log.open("rb") as log:
+            log.seek(before)
+            return log.read().decode(errors="replace")
 
     # It resumes, finds its leases gone, and stops its tables.
     try:
         waited(
-            lambda: all(said(t, node.log.read_text()) for t in mine),
+            lambda: all(said(t, since_paused()) for t in mine),
             f"{paused} said it lost each of its tables",
         )
     except AssertionError as exc:
-        log = node.log.read_text()
+        log = since_paused()
         missing = [t for t in mine if not said(t, log)]
-        raise AssertionError(f"{exc}; not {missing}:\n{log}") from None
+        raise AssertionError(f"{exc}; not {missing}; its log since the pause:\n{log}") from None
     # Another node raised the fence past the paused node's token; the table may since have
     # been handed back to its placed node, but only under a newer token still.
     assert fence_of(postgres_url, BUSY)[0] > held[0]
