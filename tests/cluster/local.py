@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import time
+import traceback
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-from server.cluster.node import place
+from server.cluster.node import BUS_STOP_SECONDS, LEAVE_SECONDS, place
 from server.config import parse_config
 from server.journal.pg_journal import PgJournal
 from server.net.app import Service
@@ -52,6 +54,33 @@ async def until(check: Callable[[], bool], timeout: float = PATIENCE, *, what: s
             raise AssertionError(f"never happened in {timeout / LEASE:g} leases: {what}")
         await asyncio.sleep(0.02)
     return time.monotonic() - start
+
+
+# What a node's stop may take: its rounds finished and handed over, its last events sent
+# (server.cluster.node), and a generous margin.
+STOP_SECONDS = LEAVE_SECONDS + BUS_STOP_SECONDS + 15
+
+
+async def stop_node(service: Service) -> None:
+    """``service.stop()``; one that has not returned within what leaving may take fails
+    the test, with the stack of every task still running on stderr (what it waits on)."""
+    stopping = asyncio.ensure_future(service.stop())
+    done, _ = await asyncio.wait([stopping], timeout=STOP_SECONDS)
+    if stopping in done:
+        return stopping.result()
+    for task in asyncio.all_tasks():
+        if task is not asyncio.current_task():
+            task.print_stack(file=sys.stderr)
+    name = service.cluster.node_id if service.cluster is not None else "the service"
+    raise AssertionError(f"{name} did not stop within {STOP_SECONDS:g} s (its tasks: stderr)")
+
+
+def waiting_at(task: asyncio.Task[None] | None) -> str:
+    """Where ``task`` is suspended now (its coroutine's frames), for a failure's message."""
+    if task is None or task.done():
+        return f"{task}"
+    frames = [(f, f.f_lineno) for f in task.get_stack(limit=30)]
+    return "".join(traceback.StackSummary.extract(frames).format())
 
 
 async def stop_ticking(service: Service) -> None:
@@ -117,8 +146,10 @@ async def home_and_other(
         home = place(table_id, sorted([a.cluster.node_id, b.cluster.node_id]))
         yield (a, b) if home == a.cluster.node_id else (b, a)
     finally:
-        await b.stop()
-        await a.stop()
+        try:
+            await stop_node(b)
+        finally:
+            await stop_node(a)
 
 
 def check_books(database: str) -> None:

@@ -24,6 +24,7 @@ from tests.cluster.local import (
     check_books,
     die,
     node,
+    stop_node,
     stop_ticking,
     until,
 )
@@ -72,9 +73,9 @@ def test_tables_are_shared_out_handed_over_and_taken_over(
             assert fences == {t: "node-b" for t in mine | dead}
         finally:
             if b is not None:
-                await b.stop()
+                await stop_node(b)
             a.cluster._task = None  # type: ignore[union-attr]
-            await a.stop()
+            await stop_node(a)
 
     asyncio.run(go())
     check_books(postgres_url)
@@ -132,10 +133,10 @@ def test_a_node_that_lost_its_lease_cannot_write_for_the_table(
             assert a.casino.balance(player.player_id) == before  # nothing was debited
         finally:
             if b is not None:
-                await b.stop()
+                await stop_node(b)
             if a.cluster is not None:
                 a.cluster._task = None
-            await a.stop()
+            await stop_node(a)
 
     with caplog.at_level(logging.ERROR):
         asyncio.run(go())

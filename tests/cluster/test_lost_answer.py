@@ -12,7 +12,7 @@ from typing import Any
 from server.cluster.rpc import RpcTimeout
 from server.protocol.messages import BetAccepted, ErrorMessage, Join, Joined, PlaceBet
 from server.wallet.ledger import player_account
-from tests.cluster.local import home_and_other, until
+from tests.cluster.local import PATIENCE, home_and_other, until
 from tests.net.live import Client
 from tests.redis_server import RedisServer
 
@@ -36,16 +36,16 @@ def test_a_bet_whose_answer_was_lost_is_learned_by_sending_it_again(
             async with Client.connect(other, "ann") as ann:
                 account = player_account(ann.welcome.player_id)
                 await ann.send(Join(table="bac-1"))
-                await ann.expect(Joined)
+                await ann.expect(Joined, PATIENCE)
                 for _ in range(10):  # bet as a round opens (its window is 0.4 s)
-                    round_id = (await ann.event("betting_opened")).round
+                    round_id = (await ann.event("betting_opened", PATIENCE)).round
                     bet = PlaceBet(table="bac-1", round=round_id, bet_id=f"x-{round_id}", spot="banker", amount=100)  # fmt: skip  # noqa: E501
                     rpc.call = answer_lost  # type: ignore[method-assign]
                     await ann.send(bet)
-                    lost = await ann.expect(ErrorMessage)
+                    lost = await ann.expect(ErrorMessage, PATIENCE)
                     rpc.call = real  # type: ignore[method-assign]
                     await ann.send(bet)  # the same bet again, as the error says
-                    again = await ann.expect(BetAccepted | ErrorMessage)
+                    again = await ann.expect(BetAccepted | ErrorMessage, PATIENCE)
                     if isinstance(again, BetAccepted):
                         break
                 assert isinstance(again, BetAccepted), again

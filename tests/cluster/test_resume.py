@@ -27,7 +27,7 @@ from server.protocol.messages import (
     TableEvent,
     Welcome,
 )
-from tests.cluster.local import PATIENCE, die, home_and_other, node, until
+from tests.cluster.local import PATIENCE, die, home_and_other, node, stop_node, until
 from tests.net.live import Client
 from tests.redis_server import RedisServer
 
@@ -54,7 +54,7 @@ def test_a_viewer_on_another_node_resumes_from_the_tables_history(
                 async with Client.connect(there, "viewer") as client:
                     await client.send(Resume(table="bac-1", last_seq=last))
                     missed: list[int] = []
-                    while not isinstance(message := await client.next(), Joined):
+                    while not isinstance(message := await client.next(PATIENCE), Joined):
                         if isinstance(message, TableEvent):
                             missed.append(message.seq)
                     assert message.resumed, "the missed events were still kept"
@@ -63,7 +63,7 @@ def test_a_viewer_on_another_node_resumes_from_the_tables_history(
             assert owner.cluster.bus.publish_failures == 0  # type: ignore[union-attr]
             async with Client.connect(other, "stranger") as client:  # a seq of no run
                 await client.send(Resume(table="bac-1", last_seq=10**15))
-                joined = await client.expect(Joined)
+                joined = await client.expect(Joined, PATIENCE)
                 assert not joined.resumed and joined.snapshot.table == "bac-1"
 
     asyncio.run(go())
@@ -74,10 +74,10 @@ async def watch(service: Service, events: int) -> int:
     without a word (the connection drops); the last ``seq`` seen."""
     async with Client.connect(service, "viewer") as client:
         await client.send(Join(table="bac-1", role="spectator"))
-        joined = await client.expect(Joined)
+        joined = await client.expect(Joined, PATIENCE)
         seqs = [joined.snapshot.seq]
         while len(seqs) <= events:
-            message = await client.next()
+            message = await client.next(PATIENCE)
             if isinstance(message, TableEvent):
                 seqs.append(message.seq)
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "in order, none missing"
@@ -103,12 +103,12 @@ def test_a_player_whose_round_another_node_recovered_is_told_on_any_node(
             async with Client.connect(a, "ann") as ann:
                 token, ann_id = ann.welcome.token, ann.welcome.player_id
                 await ann.send(Join(table="bac-1"))
-                await ann.expect(Joined)
+                await ann.expect(Joined, PATIENCE)
                 for _ in range(10):  # bet as a round opens (its window is 0.4 s)
-                    round_id = (await ann.event("betting_opened")).round
+                    round_id = (await ann.event("betting_opened", PATIENCE)).round
                     bet = PlaceBet(table="bac-1", round=round_id, bet_id=f"x-{round_id}", spot="banker", amount=100)  # fmt: skip  # noqa: E501
                     await ann.send(bet)
-                    answer = await ann.expect(BetAccepted | ErrorMessage)
+                    answer = await ann.expect(BetAccepted | ErrorMessage, PATIENCE)
                     if isinstance(answer, BetAccepted):
                         break
                 assert isinstance(answer, BetAccepted), answer
@@ -124,22 +124,23 @@ def test_a_player_whose_round_another_node_recovered_is_told_on_any_node(
             await c.start()
             async with connect(f"ws://127.0.0.1:{c.port}/ws", compression=None) as ws:
                 await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token)))
-                welcome = decode_server(await ws.recv())
+                welcome = decode_server(await asyncio.wait_for(ws.recv(), PATIENCE))
                 assert isinstance(welcome, Welcome) and welcome.balance == 100_000
                 notice = decode_server(await asyncio.wait_for(ws.recv(), PATIENCE))
                 assert isinstance(notice, Notice)
                 assert (notice.code, notice.table, notice.round) == ("round_voided", "bac-1", round_id)  # fmt: skip  # noqa: E501
             async with connect(f"ws://127.0.0.1:{b.port}/ws", compression=None) as ws:
                 await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token)))
-                assert isinstance(decode_server(await ws.recv()), Welcome)
+                welcome = decode_server(await asyncio.wait_for(ws.recv(), PATIENCE))
+                assert isinstance(welcome, Welcome)
                 # Told once: a hello's notices come before the answer to what follows it.
                 await ws.send(encode(Ping(nonce=7)))
-                assert decode_server(await ws.recv()) == Pong(nonce=7)
+                assert decode_server(await asyncio.wait_for(ws.recv(), PATIENCE)) == Pong(nonce=7)
         finally:
             for service in (c, b):
                 if service is not None:
-                    await service.stop()
+                    await stop_node(service)
             a.cluster._task = None  # type: ignore[union-attr]
-            await a.stop()
+            await stop_node(a)
 
     asyncio.run(go())

@@ -15,7 +15,7 @@ import psycopg
 
 from server.net.app import Service
 from tests.cluster.books import check_books
-from tests.cluster.local import LEASE, PATIENCE, TABLE_IDS, node, until
+from tests.cluster.local import LEASE, PATIENCE, TABLE_IDS, node, stop_node, until, waiting_at
 from tests.cluster.players import ChaosPlayer, each_bets, stop_players
 from tests.net.processes import http_get
 from tests.postgres import ADMIN_URL
@@ -87,8 +87,10 @@ async def play_through(
         finally:
             await stop_players(stop, tasks)
     finally:
-        await b.stop()
-        await a.stop()
+        try:
+            await stop_node(b)
+        finally:
+            await stop_node(a)
     return players
 
 
@@ -98,7 +100,8 @@ async def stopped_every_table(a: Service, b: Service) -> None:
         await until(lambda: owned(a, b) == 0, what="the nodes stopped every table")
     except AssertionError as exc:
         held = {s.cluster.node_id: sorted(s.cluster.owned) for s in (a, b) if s.cluster}
-        raise AssertionError(f"{exc}; still held: {held}") from None
+        ticks = "\n".join(f"{s.cluster.node_id}'s tick at:\n{waiting_at(s.cluster._task)}" for s in (a, b) if s.cluster and s.cluster.owned)  # fmt: skip  # noqa: E501
+        raise AssertionError(f"{exc}; still held: {held}\n{ticks}") from None
 
 
 def test_redis_restarting_under_the_cluster_loses_nothing(
