@@ -5,16 +5,25 @@ for one balance — the nodes of a cluster — never taking it below zero."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from server.cli.main import main
 from server.wallet import (
@@ -25,6 +34,7 @@ from server.wallet import (
     InsufficientFunds,
     Ledger,
     LedgerError,
+    PostResult,
     SqliteLedger,
     Transfer,
     player_account,
@@ -285,51 +295,227 @@ def test_the_same_batch_from_many_connections_at_once_is_applied_once(store: Sto
     assert store.open().balance(ALICE) == 7_500
 
 
+PLAYERS = (ALICE, player_account("bob"), player_account("carol"))
+GRANT = 10_000
+Op = tuple[str, list[Transfer]]  # a batch: its key and transfers
+
+
+def _players(op: Op) -> set[str]:
+    return {a for t in op[1] for a in (t.source, t.destination) if a in PLAYERS}
+
+
 class LedgerMachine(RuleBasedStateMachine):
-    """Random bets, settlements and retries: the sum of every balance stays zero, no player
-    goes negative, and the cached balances always match the transfers."""
+    """Random bets and settlements of three players, one at a time (``post``, ``apost``),
+    several as one write (``apost_many``), several at once from the event loop and another
+    thread, and batches posted again (the same: nothing moves; other transfers under the same
+    key: ``IdempotencyConflict``). Each outcome — applied, refused for funds (and why), a
+    replay — is the model's; after every step the sum of every balance is zero, open wagers
+    hold the open stakes, each player holds what the model says (never below zero), nothing
+    is left counted as pending, and the cached balances match the transfers."""
 
     make: Callable[[], Ledger] = staticmethod(lambda: _ledger(Store("sqlite", ":memory:")))  # type: ignore[assignment]
 
     def __init__(self) -> None:
         super().__init__()
         self.ledger = type(self).make()
-        self.open: dict[str, int] = {}
+        self.loop = asyncio.new_event_loop()
+        for player in PLAYERS[1:]:
+            self.ledger.open_account(player)
+            self.ledger.post(f"grant:{player}", [Transfer(PLAY_MONEY_ISSUER, player, GRANT, "grant")])  # fmt: skip  # noqa: E501
+        # The model: every balance that moves, the open bets, and each batch applied.
+        self.balances = {account: GRANT for account in PLAYERS} | {OPEN_WAGERS: 0, HOUSE: 0}
+        self.open: dict[str, tuple[str, int]] = {}  # bet id -> (player, stake)
+        self.posted: dict[str, tuple[list[Transfer], int]] = {}  # key -> (transfers, sequence)
         self.counter = 0
 
-    @rule(amount=st.integers(1, 4_000))
-    def bet(self, amount: int) -> None:
+    def teardown(self) -> None:
+        self.loop.close()
+        self.ledger.close()  # type: ignore[attr-defined]
+
+    # --- batches ---------------------------------------------------------------------------
+
+    def _bet(self, player: str, amount: int) -> Op:
         self.counter += 1
         bet_id = f"b{self.counter}"
-        try:
-            self.ledger.post(
-                f"bet:{bet_id}", [Transfer(ALICE, OPEN_WAGERS, amount, "wager", "r", bet_id)]
-            )
-        except InsufficientFunds:
-            return
-        self.open[bet_id] = amount
+        return f"bet:{player}:{bet_id}", [
+            Transfer(player, OPEN_WAGERS, amount, "wager", "r", bet_id)
+        ]
 
-    @rule(data=st.data(), multiplier=st.sampled_from([0, 1, 2, 3, 9, 36]))
-    def settle(self, data: st.DataObject, multiplier: int) -> None:
-        if not self.open:
-            return
-        bet_id = data.draw(st.sampled_from(sorted(self.open)))
-        stake = self.open.pop(bet_id)
+    def _settle(self, bet_id: str, multiplier: int) -> Op:
+        player, stake = self.open[bet_id]
         transfers = [
-            Transfer(OPEN_WAGERS, ALICE if multiplier else HOUSE, stake, "stake", "r", bet_id)
+            Transfer(OPEN_WAGERS, player if multiplier else HOUSE, stake, "stake", "r", bet_id)
         ]
         if multiplier > 1:
-            transfers.append(Transfer(HOUSE, ALICE, stake * (multiplier - 1), "win", "r", bet_id))
-        batch = f"settle:{bet_id}"
-        self.ledger.post(batch, transfers)
-        assert not self.ledger.post(batch, transfers).applied  # a retry changes nothing
+            transfers.append(Transfer(HOUSE, player, stake * (multiplier - 1), "win", "r", bet_id))
+        return f"settle:{bet_id}", transfers
+
+    def _refusal(self, ops: list[Op]) -> tuple[str, int, int] | None:
+        """What refuses ``ops`` posted in order as one write — (account, balance, needed) of
+        the first that would take a player below zero — or None: all apply."""
+        balances = dict(self.balances)
+        for _, transfers in ops:
+            delta: dict[str, int] = defaultdict(int)
+            for t in transfers:
+                delta[t.source] -= t.amount
+                delta[t.destination] += t.amount
+            for account in sorted(delta):
+                if account in PLAYERS and balances[account] + delta[account] < 0:
+                    return account, balances[account], -delta[account]
+            for account, change in delta.items():
+                balances[account] += change
+        return None
+
+    def _applied(self, op: Op, result: PostResult) -> None:
+        """``op`` was applied: the model follows, and the result says the balances just after."""
+        key, transfers = op
+        assert result.key == key and result.applied
+        assert all(result.sequence > sequence for _, sequence in self.posted.values())
+        for t in transfers:
+            self.balances[t.source] -= t.amount
+            self.balances[t.destination] += t.amount
+            if t.destination == OPEN_WAGERS:
+                self.open[t.bet_id or ""] = (t.source, t.amount)
+            else:
+                self.open.pop(t.bet_id or "", None)
+        moved = {a for t in transfers for a in (t.source, t.destination)}
+        assert dict(result.balances) == {a: self.balances[a] for a in moved}
+        self.posted[key] = (transfers, result.sequence)
+
+    def _ops(self, data: st.DataObject, size: int) -> list[Op]:
+        """``size`` new batches: bets of any player (some beyond their balance) and
+        settlements of distinct open bets."""
+        ops: list[Op] = []
+        settling = sorted(self.open)
+        for _ in range(size):
+            if settling and data.draw(st.booleans(), label="settle"):
+                bet_id = settling.pop(data.draw(st.integers(0, len(settling) - 1)))
+                ops.append(self._settle(bet_id, data.draw(st.sampled_from([0, 1, 2, 3, 9, 36]))))
+            else:
+                player = data.draw(st.sampled_from(PLAYERS))
+                ops.append(self._bet(player, data.draw(st.integers(1, 6_000))))
+        return ops
+
+    def _run(self, coro: Any) -> Any:
+        return self.loop.run_until_complete(coro)
+
+    def _apost(self, key: str, transfers: list[Transfer]) -> PostResult:
+        result: PostResult = self._run(self.ledger.apost(key, transfers))
+        return result
+
+    # --- rules -------------------------------------------------------------------------------
+
+    @rule(data=st.data(), how=st.sampled_from(["post", "apost"]))
+    def one_batch(self, data: st.DataObject, how: str) -> None:
+        (op,) = self._ops(data, 1)
+        refusal = self._refusal([op])
+        try:
+            post = self.ledger.post if how == "post" else self._apost
+            result = post(*op)
+        except InsufficientFunds as exc:
+            assert (exc.account, exc.balance, exc.needed) == refusal
+            return
+        assert refusal is None
+        self._applied(op, result)
+
+    @rule(data=st.data(), size=st.integers(1, 5))
+    def batches_as_one_write(self, data: st.DataObject, size: int) -> None:
+        """``apost_many``: applied in order, each with its balances; or, when one is refused,
+        none is."""
+        ops = self._ops(data, size)
+        refusal = self._refusal(ops)
+        try:
+            results = self._run(self.ledger.apost_many(ops))
+        except InsufficientFunds as exc:
+            assert (exc.account, exc.balance, exc.needed) == refusal
+            return
+        assert refusal is None and len(results) == len(ops)
+        for op, result in zip(ops, results, strict=True):
+            self._applied(op, result)
+
+    @precondition(lambda self: bool(self.posted))
+    @rule(
+        data=st.data(),
+        how=st.sampled_from(["post", "apost", "apost_many", "apost_many with a new batch"]),
+        same=st.booleans(),
+    )
+    def again(self, data: st.DataObject, how: str, same: bool) -> None:
+        """A batch posted before, posted again: with the same transfers it is a replay (not
+        applied, the first sequence number); with others, ``IdempotencyConflict`` — and in an
+        ``apost_many``, the batches beside it are not applied either."""
+        key = data.draw(st.sampled_from(sorted(self.posted)))
+        transfers, sequence = self.posted[key]
+        if not same:
+            t = transfers[0]
+            changed = data.draw(st.integers(1, 6_000).filter(lambda n: n != t.amount))
+            transfers = [Transfer(t.source, t.destination, changed, t.kind, t.round_id, t.bet_id), *transfers[1:]]  # fmt: skip  # noqa: E501
+        new = self._ops(data, 1) if how.endswith("new batch") else []
+        try:
+            if how == "post":
+                results = [self.ledger.post(key, transfers)]
+            elif how == "apost":
+                results = [self._run(self.ledger.apost(key, transfers))]
+            else:
+                results = self._run(self.ledger.apost_many([*new, (key, transfers)]))
+        except InsufficientFunds as exc:  # the new batch beside it was refused (checked first)
+            assert (exc.account, exc.balance, exc.needed) == self._refusal(new)
+        except IdempotencyConflict:
+            assert not same and self._refusal(new) is None
+        else:
+            assert same and self._refusal(new) is None
+            replay = results[-1]
+            assert (replay.key, replay.applied, replay.sequence) == (key, False, sequence)
+            assert replay.balances == {}
+            for op, result in zip(new, results, strict=False):
+                self._applied(op, result)
+
+    @rule(data=st.data(), size=st.integers(2, 4))
+    def at_once(self, data: st.DataObject, size: int) -> None:
+        """Several batches at the same time — ``apost`` from the event loop and ``post`` from
+        another thread — whose outcomes do not depend on their order: a player who bets is in
+        none of the others."""
+        ops: list[Op] = []
+        for op in self._ops(data, size):
+            bet = op[0].startswith("bet:")
+            if not any(
+                _players(op) & _players(other) and (bet or other[0].startswith("bet:"))
+                for other in ops
+            ):
+                ops.append(op)
+        refused = {op[0]: self._refusal([op]) for op in ops}
+        ways = [data.draw(st.booleans(), label="from another thread") for _ in ops]
+
+        async def together() -> list[Any]:
+            return await asyncio.gather(
+                *(
+                    asyncio.to_thread(self.ledger.post, *op) if thread else self.ledger.apost(*op)
+                    for op, thread in zip(ops, ways, strict=True)
+                ),
+                return_exceptions=True,
+            )
+
+        applied = []
+        for op, outcome in zip(ops, self._run(together()), strict=True):
+            if isinstance(outcome, InsufficientFunds):
+                assert (outcome.account, outcome.balance, outcome.needed) == refused[op[0]]
+            else:
+                assert refused[op[0]] is None, outcome
+                applied.append((outcome.sequence, op, outcome))
+        for _, op, outcome in sorted(applied):  # in the order the ledger applied them
+            self._applied(op, outcome)
+
+    # --- invariants --------------------------------------------------------------------------
 
     @invariant()
     def conserved(self) -> None:
-        assert self.ledger.total() == 0
-        assert self.ledger.balance(OPEN_WAGERS) == sum(self.open.values())
-        assert self.ledger.balance(ALICE) >= 0
-        assert self.ledger.reconcile() == {}
+        ledger = self.ledger
+        assert ledger.total() == 0
+        assert ledger.balance(OPEN_WAGERS) == sum(stake for _, stake in self.open.values())
+        for account, balance in self.balances.items():
+            assert ledger.balance(account) == balance, account
+            assert ledger.available(account) == balance, account  # nothing left pending
+            assert account not in PLAYERS or balance >= 0
+        assert ledger.reconcile() == {}
 
 
 TestLedgerMachine = LedgerMachine.TestCase
@@ -338,26 +524,15 @@ TestLedgerMachine.settings = settings(max_examples=60, stateful_step_count=30, d
 
 def test_the_random_walk_conserves_money_in_postgresql(postgres_url: str) -> None:
     """The same machine on the shared ledger (each example on an emptied database)."""
-    opened: list[Ledger] = []
+    from tests.postgres import empty
 
     def make() -> Ledger:
-        for ledger in opened:
-            ledger.close()  # type: ignore[attr-defined]
-        opened.clear()
-        from tests.postgres import empty
-
-        ledger = _ledger(Store("postgres", empty(postgres_url)))
-        opened.append(ledger)
-        return ledger
+        return _ledger(Store("postgres", empty(postgres_url)))
 
     machine = type("PgLedgerMachine", (LedgerMachine,), {"make": staticmethod(make)})
-    try:
-        run_state_machine_as_test(
-            machine, settings=settings(max_examples=15, stateful_step_count=20, deadline=None)
-        )
-    finally:
-        for ledger in opened:
-            ledger.close()  # type: ignore[attr-defined]
+    run_state_machine_as_test(
+        machine, settings=settings(max_examples=15, stateful_step_count=20, deadline=None)
+    )
 
 
 def test_croupier_wallet_works_on_either_store_and_reconcile_finds_a_mismatch(
