@@ -86,6 +86,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return ModulesTogether(config, log)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` first (the order otherwise kept): parallel workers start the
+    long ones at once instead of meeting one alone at the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 settings.register_profile("croupier", deadline=None, print_blob=True)
 settings.load_profile("croupier")
 

@@ -96,6 +96,7 @@ def by_round(seen: list[tuple[float, TableEvent]]) -> dict[str, list[tuple[float
     return rounds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", range(1, PARTS + 1))
 @synchronously
 async def test_500_rounds_of_random_device_faults_lose_nothing(tmp_path: Path, part: int) -> None:

@@ -70,6 +70,7 @@ def test_client_unit_tests() -> None:
     _run([_npm(), "run", "test"], timeout=300)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("suite", END_TO_END)
 def test_client_end_to_end_in_headless_chromium(suite: str, tmp_path: Path) -> None:

@@ -281,6 +281,7 @@ def _check_sequence_numbers(seen: Seen) -> None:
         assert len(runs) > KILLS // 2, (table, len(runs))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chain", range(CHAINS))
 def test_fifty_kills_at_random_points_lose_nothing_and_pay_nothing_twice(
     chain: int, tmp_path: Path

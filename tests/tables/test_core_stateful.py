@@ -634,6 +634,7 @@ def test_random_commands_keep_every_table_whole(table_id: str) -> None:
     _run(type(f"Machine_{table_id}", (TableMachine,), {"table_id": table_id}), 20, 40)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("table_id", PG_TABLES)
 def test_random_commands_keep_tables_whole_on_postgresql(table_id: str, postgres_url: str) -> None:
     """The same machine on the shared stores (a cluster's), each example on an emptied
