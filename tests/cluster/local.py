@@ -37,7 +37,7 @@ pause_seconds = 0.1
         ("six-1", "big_six"),
     ]
 )
-LEASE = 1.0
+LEASE = 2.0
 CONFIG = f"[cluster]\nlease_seconds = {LEASE}\n" + TABLES
 # How long a test waits for what the nodes do, in leases: generous (a failover takes about
 # two: the lease expires, the table is taken at the next tick and its round recovered), as

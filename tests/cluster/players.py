@@ -110,6 +110,8 @@ class ChaosPlayer:
                     self.rounds_seen.add(m.round)
                     if m.event == "betting_opened":
                         bets = [(self.rng.choice(spots), minimum), *limits.items()]
+                        if len(bets) > 1:  # each in turn last, the one a slow reply leaves late
+                            self.rng.shuffle(bets)
                         for spot, amount in bets:
                             counter += 1
                             bet_id = f"b{counter}-{self.rng.randrange(10**6)}"

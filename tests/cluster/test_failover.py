@@ -51,7 +51,10 @@ def test_tables_are_shared_out_handed_over_and_taken_over(
             mine = {t for t in TABLE_IDS if place(t, ["node-a", "node-b"]) == "node-b"}
             assert mine, "placement gives node-b some of the five tables"
             await until(lambda: set(b.cluster.owned) == mine, what="node-b took its tables")
-            assert set(a.cluster.owned) == set(TABLE_IDS) - mine  # a keeps the others
+            # What follows holds of a node that kept its leases: one whose event loop a
+            # starved machine held up past the lease lost them, and its tables failed over.
+            assert a.cluster.stats.leases_lost == 0, "node-a's leases expired under it"
+            assert not set(a.cluster.owned) & mine  # a holds none of them any more
             assert a.cluster.stats.tables_handed_over == len(mine)
             for table_id in mine:  # handed over between rounds: nothing to recover
                 assert table_id not in {r.table_id for r in b.casino.recovered}
