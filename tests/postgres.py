@@ -49,9 +49,7 @@ def run_database() -> Iterator[str]:
             "start it, or set CROUPIER_TEST_POSTGRES to a server where this user may create "
             "databases"
         )
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        pytest.skip(message)  # a failure under CI (tests/conftest.py)
     name = f"croupier_test_{os.getpid()}_{secrets.token_hex(4)}"
     with admin:
         admin.execute(f'CREATE DATABASE "{name}"')

@@ -5,7 +5,6 @@ skipped elsewhere, saying how to get it."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -104,9 +103,7 @@ def run_redis(workdir: Path) -> Iterator[RedisServer]:
             "no redis-server on PATH: run scripts/test as root to install it (Debian package "
             "redis-server), or install it yourself"
         )
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        pytest.skip(message)  # a failure under CI (tests/conftest.py)
     server = RedisServer(binary, workdir)
     server.start()
     try:

@@ -126,6 +126,4 @@ def nginx_for(nodes: Sequence[Any]) -> Nginx:
     try:
         return start_nginx([node.backend for node in nodes])
     except NginxMissing as exc:
-        if os.environ.get("CI"):  # CI installs it (scripts/test): never silently skipped
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
+        pytest.skip(str(exc))  # a failure under CI (tests/conftest.py)
