@@ -13,7 +13,7 @@ import copy
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["StorageError", "guarded"]
+__all__ = ["RedisUnreachable", "StorageError", "guarded"]
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -22,6 +22,11 @@ S = TypeVar("S")
 class StorageError(Exception):
     """A write could not be made durable (the store failed: disk full, I/O error, the store
     closed, a constraint the write broke). Nothing of it was applied."""
+
+
+class RedisUnreachable(StorageError):
+    """A cluster node's Redis did not answer at start (``croupier serve`` names the setting
+    it came from)."""
 
 
 class _GuardedWriter:

@@ -16,7 +16,7 @@ from server.config import (
     node_id_problem,
     redis_url_problem,
 )
-from server.stores import StorageError
+from server.stores import RedisUnreachable, StorageError
 
 
 def default_data_dir() -> Path:
@@ -103,7 +103,6 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.cluster.node import RedisUnreachable
     from server.datadir import DataDirInUse
     from server.net.app import Service, configure_logging
 

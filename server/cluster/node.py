@@ -29,7 +29,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from redis.exceptions import RedisError
 
 from server.cluster.bus import EventBus, Group
 from server.cluster.fencing import Fence, StaleToken, raise_fence
+from server.cluster.identity import default_node_id
 from server.cluster.leases import LeaseStore, Owner
 from server.cluster.rpc import NotOwner, Rpc, RpcTimeout
 from server.cluster.tables import ClusterTable
@@ -49,7 +49,7 @@ from server.games.errors import IllegalAction
 from server.pg_storage import PgWriter
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import Notice, TableSummary
-from server.stores import StorageError, guarded
+from server.stores import RedisUnreachable, StorageError, guarded
 from server.tables.casino import Casino
 from server.tables.core import commands as cmd
 from server.tables.core.table import TABLE_UNAVAILABLE
@@ -73,11 +73,6 @@ log = logging.getLogger("croupier.cluster")
 LEAVE_SECONDS = 20.0
 BUS_STOP_SECONDS = 5.0  # and this long for the last events to reach Redis
 NOTICE_SECONDS = 7 * 24 * 3600  # a recovered round's notice waits this long for its player
-
-
-def default_node_id() -> str:
-    """The host name and process id: unique among the nodes, readable in ``cluster status``."""
-    return f"{socket.gethostname()}-{os.getpid()}"
 
 
 def place(table_id: str, nodes: list[str]) -> str | None:
@@ -557,10 +552,6 @@ class ClusterNode:
         self._taken_at.pop(table_id, None)
         log.error("cluster: lost table %s: %s; stopped it, writing nothing more", table_id, why)
         await self.casino.abandon(table_id)
-
-
-class RedisUnreachable(StorageError):
-    """Redis did not answer at start."""
 
 
 def check_redis(url: str) -> None:
