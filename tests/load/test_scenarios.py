@@ -62,6 +62,9 @@ def test_a_scenario_runs_headless_and_its_money_checks(scenario: str, tmp_path: 
         done = subprocess.run(
             [str(LOCUST), "-f", f"loadtests/scenarios/{scenario}.py", "--headless",
              "--host", f"ws://127.0.0.1:{port}/ws", "-u", "12", "-r", "12", "-t", "6s",
+             # A user's task under way at the end (a round; the storm's reconnection) is
+             # finished, not cut short: a loaded machine may start it late.
+             "--stop-timeout", "30",
              "--croupier-step-users", "12", "--croupier-storm-seconds", "3",
              "--only-summary", "--csv", str(tmp_path / "run"),
              "--croupier-data-dir", str(data), "--croupier-settle-seconds", "30"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 
 import numpy as np
@@ -13,9 +14,23 @@ from rng.certify import predictability, raw_tests
 from rng.certify.broken import BiasedByteSource, MersenneTwisterSource
 from rng.certify.results import ALPHA, Measurement
 
-GOOD = seeded_source("certify raw tests").random_bytes(4 << 20)
-BIASED = BiasedByteSource(seeded_source("certify raw biased")).random_bytes(4 << 20)
-MT = MersenneTwisterSource(4321).random_bytes(1 << 20)
+
+# Drawn when a test first needs them, not at import: every test worker imports this module
+# to collect it, and the DRBG takes seconds for 4 MiB.
+@functools.cache
+def good() -> bytes:
+    return seeded_source("certify raw tests").random_bytes(4 << 20)
+
+
+@functools.cache
+def biased() -> bytes:
+    return BiasedByteSource(seeded_source("certify raw biased")).random_bytes(4 << 20)
+
+
+@functools.cache
+def mersenne() -> bytes:
+    return MersenneTwisterSource(4321).random_bytes(1 << 20)
+
 
 RAW_TESTS = {
     "byte-frequency": raw_tests.byte_frequency,
@@ -30,25 +45,25 @@ RAW_TESTS = {
 
 @pytest.mark.parametrize("name", sorted(RAW_TESTS))
 def test_good_bytes_pass(name: str) -> None:
-    m: Measurement = RAW_TESTS[name](GOOD)
+    m: Measurement = RAW_TESTS[name](good())
     assert m.p_value is not None and m.p_value >= ALPHA, m
 
 
 @pytest.mark.parametrize("name", ["byte-frequency", "monobit", "byte-pairs", "ks", "maximum-of-5"])
 def test_a_biased_top_bit_fails(name: str) -> None:
-    m: Measurement = RAW_TESTS[name](BIASED)
+    m: Measurement = RAW_TESTS[name](biased())
     assert m.p_value is not None and m.p_value < 1e-10, m
 
 
 def test_the_biased_byte_source_has_the_documented_bias() -> None:
-    top = sum(b >> 7 for b in BIASED) / len(BIASED)
+    top = sum(b >> 7 for b in biased()) / len(biased())
     assert top == pytest.approx(141 / 256, abs=0.002)
-    low = sum((b >> 6) & 1 for b in BIASED) / len(BIASED)
+    low = sum((b >> 6) & 1 for b in biased()) / len(biased())
     assert low == pytest.approx(0.5, abs=0.002)
 
 
 def test_serial_correlation_matches_numpy() -> None:
-    data = GOOD[:200_000]
+    data = good()[:200_000]
     array = np.frombuffer(data, dtype=np.uint8).astype(float)
     m = raw_tests.byte_serial_correlation(data)
     r = np.corrcoef(array[:-1], array[1:])[0, 1]
@@ -61,9 +76,9 @@ def test_bit_runs_counts_runs() -> None:
 
 
 def test_ks_words_matches_scipy() -> None:
-    words = raw_tests.words(GOOD, 5_000)
+    words = raw_tests.words(good(), 5_000)
     values = [(w + 0.5) / 2**32 for w in words]
-    m = raw_tests.ks_words(GOOD, 5_000)
+    m = raw_tests.ks_words(good(), 5_000)
     expected = sps.kstest(values, "uniform")
     assert m.statistic == pytest.approx(expected.statistic, rel=1e-12)
     assert m.p_value == pytest.approx(expected.pvalue, rel=1e-5)
@@ -88,27 +103,27 @@ def test_untemper_inverts_the_mt19937_tempering() -> None:
 
 @pytest.mark.parametrize("offset", [0, 1, 2, 3])
 def test_mersenne_twister_is_predicted_at_any_alignment(offset: int) -> None:
-    m = predictability.mt19937_prediction(MT[offset:])
+    m = predictability.mt19937_prediction(mersenne()[offset:])
     assert m.passed is False
     assert m.statistic == 624.0
     assert "predictable" in m.detail
 
 
 def test_mersenne_twister_is_predicted_in_big_endian_words_too() -> None:
-    words = [int.from_bytes(MT[i : i + 4], "little") for i in range(0, 8192, 4)]
+    words = [int.from_bytes(mersenne()[i : i + 4], "little") for i in range(0, 8192, 4)]
     big_endian = b"".join(w.to_bytes(4, "big") for w in words)
     m = predictability.mt19937_prediction(big_endian)
     assert m.passed is False and "big-endian" in m.detail
 
 
 def test_a_csprng_is_not_predicted() -> None:
-    m = predictability.mt19937_prediction(GOOD)
+    m = predictability.mt19937_prediction(good())
     assert m.passed is True and m.statistic == 0.0
 
 
 def test_too_little_data_is_skipped_not_passed() -> None:
-    assert predictability.mt19937_prediction(GOOD[:100]).skipped is not None
-    assert predictability.linear_complexity(GOOD[:100], 50_000).skipped is not None
+    assert predictability.mt19937_prediction(good()[:100]).skipped is not None
+    assert predictability.linear_complexity(good()[:100], 50_000).skipped is not None
 
 
 def test_berlekamp_massey_finds_an_lfsr() -> None:
@@ -121,8 +136,8 @@ def test_berlekamp_massey_finds_an_lfsr() -> None:
 
 
 def test_linear_complexity_exposes_mt19937_but_not_a_csprng() -> None:
-    mt = predictability.linear_complexity(MT, 50_000)
-    good = predictability.linear_complexity(GOOD, 50_000)
+    mt = predictability.linear_complexity(mersenne(), 50_000)
+    csprng = predictability.linear_complexity(good(), 50_000)
     assert mt.passed is False and mt.statistic == 19937.0
-    assert good.passed is True and good.statistic is not None
-    assert abs(good.statistic - 25_000) < 20
+    assert csprng.passed is True and csprng.statistic is not None
+    assert abs(csprng.statistic - 25_000) < 20
