@@ -44,6 +44,8 @@ import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from server.cluster.stopping import cancel_and_wait
+
 __all__ = ["Event", "EventBus", "Group"]
 
 log = logging.getLogger("croupier.cluster.bus")
@@ -175,9 +177,7 @@ class EventBus:
 
     async def stop(self) -> None:
         await self.flush()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(self._tasks)
         if self._out is not None:
             await self._out.close()
             self._out = None

@@ -44,6 +44,7 @@ from server.cluster.fencing import Fence, StaleToken, raise_fence
 from server.cluster.identity import default_node_id
 from server.cluster.leases import LeaseStore, Owner
 from server.cluster.rpc import NotOwner, Rpc, RpcTimeout
+from server.cluster.stopping import cancel_and_wait
 from server.cluster.tables import ClusterTable
 from server.games.errors import IllegalAction
 from server.pg_storage import PgWriter
@@ -186,14 +187,7 @@ class ClusterNode:
         """Hand every table over and leave (SIGTERM): the node's record goes first, so the
         others place its tables on themselves; each table finishes its round in play."""
         self._leaving = True  # the tick and the probe stop at their next turn
-        for task in (self._task, self._probe):
-            if task is not None:
-                # A cancellation can be lost (Python 3.11's wait_for, in a library, drops one
-                # that comes as its awaitable finishes): cancel again until the task ends;
-                # ``_leaving`` ends its loop anyway.
-                while not task.done():
-                    task.cancel()
-                    await asyncio.wait([task], timeout=1)
+        await cancel_and_wait(task for task in (self._task, self._probe) if task is not None)
         await asyncio.gather(*self._busy.values(), return_exceptions=True)
         try:
             await self.leases.leave(self.node_id)
@@ -209,9 +203,7 @@ class ClusterNode:
                     len(late),
                     LEAVE_SECONDS,
                 )
-                for task in late:
-                    task.cancel()
-                await asyncio.gather(*late, return_exceptions=True)
+                await cancel_and_wait(late)
                 for table_id in list(self.owned):
                     await self.casino.abandon(table_id)
         try:

@@ -27,6 +27,8 @@ import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from server.cluster.stopping import cancel_and_wait
+
 __all__ = ["NotOwner", "Rpc", "RpcTimeout"]
 
 log = logging.getLogger("croupier.cluster.rpc")
@@ -67,9 +69,7 @@ class Rpc:
         ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(self._tasks)
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(RpcTimeout("the node is stopping"))

@@ -107,7 +107,9 @@ class Node:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise AssertionError(f"node {self.node_id} did not stop on SIGTERM") from None
+            raise AssertionError(
+                f"node {self.node_id} did not stop on SIGTERM:\n{self.log.read_text()[-4000:]}"
+            ) from None
 
 
 def start_node(
