@@ -340,8 +340,9 @@ class CroupierUser(User):
                 opened = time.perf_counter()
                 if self.role == "player":
                     low, high = self.think_before_bet
-                    if self.window is not None:
-                        high = min(high, max(low, 0.6 * self.window))
+                    # Thinking takes at most 60 % of the betting window; until this user has
+                    # seen one whole window (it joined mid-round) it bets after the least.
+                    high = low if self.window is None else min(high, max(low, 0.6 * self.window))
                     gevent.sleep(self.rng.uniform(low, high))
                     self.bet(message.round, sent)
             elif message.event == "betting_closed":
