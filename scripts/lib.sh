@@ -36,7 +36,9 @@ ensure_venv() {
   fi
   echo "==> installing croupier[$extras] into $VENV"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet -e "$ROOT[$extras]"
+  # --no-compile: pip would compile every module of every package (SciPy, Locust...) up
+  # front, 15 s of a fresh set-up; Python compiles the few that are imported when they are.
+  "$VENV/bin/python" -m pip install --quiet --no-compile -e "$ROOT[$extras]"
   echo "$hash $extras" >"$stamp"
 }
 

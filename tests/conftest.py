@@ -65,6 +65,7 @@ ONE_WORKER_MODULES = frozenset(
     {
         "tests/rng/test_certify_external.py",
         "tests/rng/test_certify_outcomes.py",
+        "tests/rng/test_certify_raw.py",
         "tests/rng/test_certify_report.py",
         "tests/test_benchmarks_cluster.py",
     }
@@ -86,10 +87,20 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return ModulesTogether(config, log)
 
 
+# The longest of all, first of the slow ones: the quick certification (minutes in one
+# module's set-up) must not start late and finish alone after the rest.
+FIRST = "tests/rng/test_certify_report.py"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked ``slow`` first (the order otherwise kept): parallel workers start the
     long ones at once instead of meeting one alone at the end of the run."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("slow") is None,
+            not item.nodeid.startswith(FIRST),
+        )
+    )
 
 
 settings.register_profile("croupier", deadline=None, print_blob=True)

@@ -8,9 +8,10 @@ generator it exists to catch.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
-from collections.abc import Callable, MutableSequence
+from collections.abc import Callable, Iterator, Mapping, MutableSequence
 from typing import Any
 
 import numpy as np
@@ -120,22 +121,48 @@ def _inner() -> Callable[[], HmacDrbgSource]:
     return lambda: seeded_source(f"certify broken inner {next(counter)}")
 
 
-BROKEN = {s.name: s for s in broken.broken_subjects(_inner(), mt_seed=1234)}
+SAMPLES: dict[str, Callable[[Subject], Any]] = {
+    "decks": lambda subject: [subject.deal_shoe(1) for _ in range(6_000)],
+    "shoes": lambda subject: [subject.deal_shoe(8) for _ in range(60)],
+    "small4": lambda subject: [subject.deal_items(4) for _ in range(12_000)],
+    "small5": lambda subject: [subject.deal_items(5) for _ in range(30_000)],
+    "r37": lambda subject: subject.roulette(SINGLE_ZERO_WHEEL, 60_000),
+    "r38": lambda subject: subject.roulette(DOUBLE_ZERO_WHEEL, 60_000),
+    "b6": lambda subject: subject.big_six(60_000),
+}
 
 
 def _samples(subject: Subject) -> dict[str, Any]:
-    return {
-        "decks": [subject.deal_shoe(1) for _ in range(6_000)],
-        "shoes": [subject.deal_shoe(8) for _ in range(60)],
-        "small4": [subject.deal_items(4) for _ in range(12_000)],
-        "small5": [subject.deal_items(5) for _ in range(30_000)],
-        "r37": subject.roulette(SINGLE_ZERO_WHEEL, 60_000),
-        "r38": subject.roulette(DOUBLE_ZERO_WHEEL, 60_000),
-        "b6": subject.big_six(60_000),
-    }
+    return {kind: sample(subject) for kind, sample in SAMPLES.items()}
 
 
-TESTS: dict[str, Callable[[dict[str, Any]], Measurement]] = {
+BROKEN_NAMES = [s.name for s in broken.broken_subjects(_inner(), mt_seed=1234)]
+
+
+@functools.cache
+def _broken_sample(name: str, kind: str) -> Any:
+    """One kind of sample of one broken generator, drawn when a test first needs it (most
+    need a few kinds of one generator), from a generator made afresh for it: the same
+    sample whichever test, worker or order asks first."""
+    subject = next(s for s in broken.broken_subjects(_inner(), mt_seed=1234) if s.name == name)
+    return SAMPLES[kind](subject)
+
+
+class _BrokenSamples(Mapping[str, Any]):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getitem__(self, kind: str) -> Any:
+        return _broken_sample(self.name, kind)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SAMPLES)
+
+    def __len__(self) -> int:
+        return len(SAMPLES)
+
+
+TESTS: dict[str, Callable[[Mapping[str, Any]], Measurement]] = {
     "card-position": lambda s: outcome_tests.card_position(s["decks"]),
     "adjacency": lambda s: outcome_tests.adjacency(s["decks"]),
     "fixed-points": lambda s: outcome_tests.fixed_points(s["decks"]),
@@ -170,8 +197,8 @@ def good_samples() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def broken_samples() -> dict[str, dict[str, Any]]:
-    return {name: _samples(subject) for name, subject in BROKEN.items()}
+def broken_samples() -> dict[str, Mapping[str, Any]]:
+    return {name: _BrokenSamples(name) for name in BROKEN_NAMES}
 
 
 @pytest.mark.parametrize("test", sorted(TESTS))
@@ -192,14 +219,14 @@ CAUGHT_BY = {
     ("generator", "test"), [(g, t) for g, tests in CAUGHT_BY.items() for t in tests]
 )
 def test_broken_generators_fail(
-    generator: str, test: str, broken_samples: dict[str, dict[str, Any]]
+    generator: str, test: str, broken_samples: dict[str, Mapping[str, Any]]
 ) -> None:
     m = TESTS[test](broken_samples[generator])
     assert m.p_value is not None and m.p_value < 1e-10, m
 
 
 def test_mersenne_twister_passes_every_outcome_test(
-    broken_samples: dict[str, dict[str, Any]],
+    broken_samples: dict[str, Mapping[str, Any]],
 ) -> None:
     """That is why the predictability tests exist (see test_certify_raw.py)."""
     results = {name: run(broken_samples["mersenne-twister"]) for name, run in TESTS.items()}

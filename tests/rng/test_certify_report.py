@@ -20,8 +20,9 @@ from rng.certify.results import Measurement, Verdict, decide, format_p
 from rng.certify.subject import Subject
 from server.cli.main import build_parser, main
 
-# The quick certification runs in the first test's set-up: minutes on a loaded machine.
-pytestmark = pytest.mark.timeout(900)
+# The quick certification runs in the first test's set-up: minutes on a loaded machine, so
+# the module starts first (slow) on a parallel worker of its own (tests/conftest.py).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 BROKEN = {"modulo-scaling", "off-by-one-deal", "mersenne-twister", "biased-byte"}
 
