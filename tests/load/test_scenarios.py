@@ -26,8 +26,9 @@ SCENARIOS = sorted(p.stem for p in (ROOT / "loadtests" / "scenarios").glob("[a-z
 
 # How long each scenario runs: six seconds, or as long as its own check needs on a loaded
 # machine: a new shoe comes after four or five rounds of the meter tables; the hot table has
-# one bettor among twelve users, and its bets must be seen acknowledged.
-RUN_TIME = {"shoe_change_and_meter_hit": "14s", "hot_table": "10s"}
+# one bettor among twelve users, and its bets must be seen acknowledged; the storm comes at
+# three seconds, at a user's next round, and its reconnection may wait three more.
+RUN_TIME = {"shoe_change_and_meter_hit": "14s", "hot_table": "10s", "reconnect_storm": "12s"}
 
 
 def short_rounds(text: str) -> str:
