@@ -59,8 +59,10 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
 
 
 # Modules whose tests share what a module-scoped fixture makes (a certification run, a
-# benchmark run): each runs whole on one parallel worker, so that it is made once. Every
-# other test is scheduled on its own (tests/conftest.py, pytest_xdist_make_scheduler).
+# benchmark run): each runs whole on one parallel worker, so that it is made once. And the
+# load scenarios, one after the other: each is a Locust and a server busy for its whole run,
+# and several at once starved the machine (a scenario's players then never got a round in).
+# Every other test is scheduled on its own (pytest_xdist_make_scheduler below).
 ONE_WORKER_MODULES = frozenset(
     {
         "tests/rng/test_certify_external.py",
@@ -68,6 +70,7 @@ ONE_WORKER_MODULES = frozenset(
         "tests/rng/test_certify_raw.py",
         "tests/rng/test_certify_report.py",
         "tests/test_benchmarks_cluster.py",
+        "tests/load/test_scenarios.py",
     }
 )
 
