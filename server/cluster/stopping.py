@@ -17,9 +17,14 @@ __all__ = ["cancel_and_wait"]
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]], every: float = 1.0) -> None:
     """Cancel ``tasks`` and wait until each has ended, cancelling again every ``every``
-    seconds until it does. What they raised is theirs: nothing is re-raised here."""
-    pending = {task for task in tasks if not task.done()}
+    seconds until it does. What they raised is retrieved and dropped, as
+    ``gather(..., return_exceptions=True)`` would: stopping goes on whatever they did."""
+    every_task = list(tasks)
+    pending = {task for task in every_task if not task.done()}
     while pending:
         for task in pending:
             task.cancel()
         _, pending = await asyncio.wait(pending, timeout=every)
+    for task in every_task:
+        if not task.cancelled():
+            task.exception()
