@@ -340,9 +340,11 @@ class CroupierUser(User):
                 opened = time.perf_counter()
                 if self.role == "player":
                     low, high = self.think_before_bet
-                    # Thinking takes at most 60 % of the betting window; until this user has
-                    # seen one whole window (it joined mid-round) it bets after the least.
-                    high = low if self.window is None else min(high, max(low, 0.6 * self.window))
+                    # Thinking takes at most 30 % of the betting window (no limit at all with
+                    # the 15 s windows of a real floor; the tests' 1 s windows leave room for
+                    # a loaded machine); until this user has seen one whole window (it joined
+                    # mid-round) it bets after the least.
+                    high = low if self.window is None else min(high, max(low, 0.3 * self.window))
                     gevent.sleep(self.rng.uniform(low, high))
                     self.bet(message.round, sent)
             elif message.event == "betting_closed":
