@@ -6,7 +6,7 @@
 
 import type { Browser, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { balanceOf, CroupierServer, DESKTOP, launchBrowser, newPlayer, parseMoney, PHONE, screenshot, waitForBetting } from "./harness";
+import { balanceOf, CroupierServer, DESKTOP, launchBrowser, newPlayer, parseMoney, PHONE, screenshot, waitForBetting, whenSettled } from "./harness";
 
 let server: CroupierServer;
 let browser: Browser;
@@ -38,11 +38,7 @@ async function openTable(page: Page, table: string): Promise<void> {
   await page.waitForSelector(`.table-view[data-game]`);
 }
 
-/** The settled outcome of every bet in the list, once all have one. */
-async function waitForSettlement(page: Page, bets: number, timeout = 30_000): Promise<string[]> {
-  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="my-bets"] [data-testid="outcome"]').length >= n, bets, { timeout });
-  return page.getByTestId("my-bets").locator('[data-testid="outcome"]').allTextContents();
-}
+const RESULT = '[data-testid="round-result"]';
 
 function returnedFrom(outcomes: string[], stakes: number[]): number {
   // "Won +$4.75" / "Lost −$5" / "Push $0": returned = stake + net
@@ -105,19 +101,20 @@ describe("the browser client against a real server", () => {
     await openTable(page, "baccarat");
     const start = await balanceOf(page);
     const round = await waitForBetting(page);
+    const settling = whenSettled(page, { bets: 2, count: [".hand-player .card", ".hand-banker .card"], text: [RESULT] });
     await page.getByTestId("chip-500").click();
     await page.getByTestId("spot-banker").click();
     await page.getByTestId("spot-perfect_pairs_player").click();
     await expect.poll(() => balanceOf(page)).toBe(start - 1000);
     await expect.poll(() => page.getByTestId("my-bets").textContent()).toMatch(/Banker\$5/);
     await screenshot(page, "baccarat-betting"); // chips on the layout, the countdown running
-    const outcomes = await waitForSettlement(page, 2);
-    expect(await page.locator(".hand-player .card").count()).toBeGreaterThanOrEqual(2);
-    expect(await page.locator(".hand-banker .card").count()).toBeGreaterThanOrEqual(2);
-    const returned = returnedFrom(outcomes, [500, 500]);
+    const settled = await settling;
+    expect(settled.counts[".hand-player .card"]).toBeGreaterThanOrEqual(2);
+    expect(settled.counts[".hand-banker .card"]).toBeGreaterThanOrEqual(2);
+    const returned = returnedFrom(settled.outcomes, [500, 500]);
     await expect.poll(() => balanceOf(page)).toBe(start - 1000 + returned);
-    await expect(page.getByTestId("round-result").textContent()).resolves.toMatch(/(player|banker|tie) \d-\d — you (won|lost)|pushed/);
-    expect(await page.locator(".table-view").getAttribute("data-round")).toBe(round);
+    expect(settled.texts[RESULT]).toMatch(/(player|banker|tie) \d-\d — you (won|lost)|pushed/);
+    expect(settled.round).toBe(round);
     await screenshot(page, "baccarat");
     // rules and paytable one click away, and the game recall
     await page.getByTestId("rules").click();
@@ -138,6 +135,7 @@ describe("the browser client against a real server", () => {
     await openTable(page, "roulette-single");
     const start = await balanceOf(page);
     await waitForBetting(page);
+    const settling = whenSettled(page, { bets: 2, count: ['[data-testid="ball-result"].landed'] });
     await page.getByTestId("chip-100").click();
     await page.getByTestId("spot-split:17-20").click();
     await page.getByTestId("track-17").click(); // 5 chips: 25, 17, 34, 6 and … around 17
@@ -145,9 +143,9 @@ describe("the browser client against a real server", () => {
     const bets = await page.getByTestId("my-bets").textContent();
     expect(bets).toMatch(/Split 17\/20\$1/);
     expect(bets).toMatch(/Five Adjacent around 17\$5/);
-    const outcomes = await waitForSettlement(page, 2);
-    await page.waitForSelector('[data-testid="ball-result"].landed');
-    const returned = returnedFrom(outcomes, [100, 500]);
+    const settled = await settling;
+    expect(settled.counts['[data-testid="ball-result"].landed']).toBe(1);
+    const returned = returnedFrom(settled.outcomes, [100, 500]);
     await expect.poll(() => balanceOf(page)).toBe(start - 600 + returned);
     await screenshot(page, "roulette");
     await page.setViewportSize(PHONE);
@@ -190,11 +188,11 @@ describe("the browser client against a real server", () => {
     await expect.poll(() => page.getByTestId("decision-left").textContent()).toMatch(/\d+ s to decide/);
     await screenshot(page, "casino-war");
     const before = await balanceOf(page);
+    const settling = whenSettled(page, { bets: 2 });
     await page.getByTestId("decide-war").click();
     // a War Wager equal to the Initial Wager is placed; the War deal settles both
     await page.waitForFunction(() => /War\$1/.test(document.querySelector('[data-testid="my-bets"]')!.textContent ?? ""), null, { timeout: 15_000 });
-    const outcomes = await waitForSettlement(page, 2);
-    const returned = returnedFrom(outcomes, [100, 100]);
+    const returned = returnedFrom((await settling).outcomes, [100, 100]);
     await expect.poll(() => balanceOf(page)).toBe(before - 100 + returned);
     await screenshot(page, "casino-war-settled");
     await Promise.all(pages.map((p) => p.close()));
@@ -207,6 +205,7 @@ describe("the browser client against a real server", () => {
     let decided = false;
     for (let attempt = 0; attempt < 8 && !decided; attempt++) {
       round = await waitForBetting(page, round);
+      const settling = whenSettled(page, { bets: 1, count: [".hand-dealer .card:not(.face-down)"] });
       await page.getByTestId("chip-100").click();
       await page.getByTestId("spot-bet").click();
       const got = await page
@@ -240,8 +239,7 @@ describe("the browser client against a real server", () => {
       );
       const stand = page.locator('[data-testid="decide-stand"]:not(:disabled)');
       if (await stand.count()) await stand.click();
-      await waitForSettlement(page, 1);
-      expect(await page.locator(".hand-dealer .card:not(.face-down)").count()).toBeGreaterThanOrEqual(2);
+      expect((await settling).counts[".hand-dealer .card:not(.face-down)"]).toBeGreaterThanOrEqual(2);
       decided = true;
     }
     expect(decided, "no hit/stand decision in 8 rounds").toBe(true);
@@ -287,11 +285,12 @@ describe("the browser client against a real server", () => {
     expect(await balanceOf(page)).toBe(balance);
     // and plays on at the same table — with the keyboard this time
     await waitForBetting(page);
+    const settling = whenSettled(page, { bets: 1 });
     await page.keyboard.press("1"); // the first chip: $1
     await page.getByTestId("spot-player").focus();
     await page.keyboard.press("Enter");
     await expect.poll(() => balanceOf(page)).toBe(balance - 100);
-    await waitForSettlement(page, 1);
+    await settling;
     await page.close();
   });
 });

@@ -293,3 +293,49 @@ export async function waitForBetting(page: Page, afterRound: string | null = nul
   );
   return (await page.locator(".table-view").getAttribute("data-round")) ?? "";
 }
+
+/** What a screen showed the moment its round settled (see `whenSettled`). */
+export interface Settled {
+  round: string;
+  /** The outcome of each of the player's bets ("Won +$4.75", "Lost −$5"). */
+  outcomes: string[];
+  /** How many elements each `count` selector matched. */
+  counts: Record<string, number>;
+  /** The text of the first element of each `text` selector ("" where none). */
+  texts: Record<string, string>;
+}
+
+/**
+ * Starts watching at once and resolves with what the screen showed when its round settled
+ * (the `root` view's phase "settled", with at least `bets` outcomes in the player's list).
+ * The next round's betting window clears the bets, the cards and the result after the
+ * table's pause (two seconds on the test tables), and a loaded machine can take longer than
+ * that over a screenshot: so call this before anything slow, and read the round's state
+ * from what it returns, which the page itself captured while it was on screen.
+ */
+export function whenSettled(
+  page: Page,
+  { bets = 0, root = ".table-view", count = [] as string[], text = [] as string[] } = {},
+  timeout = 30_000,
+): Promise<Settled> {
+  const watch = page
+    .waitForFunction(
+      ([n, rootSel, countSel, textSel]) => {
+        const view = document.querySelector<HTMLElement>(rootSel);
+        const outcomes = [...document.querySelectorAll('[data-testid="my-bets"] [data-testid="outcome"]')].map((e) => e.textContent ?? "");
+        if (view?.dataset.phase !== "settled" || outcomes.length < n) return null;
+        return {
+          round: view.dataset.round ?? "",
+          outcomes,
+          counts: Object.fromEntries(countSel.map((s) => [s, document.querySelectorAll(s).length])),
+          texts: Object.fromEntries(textSel.map((s) => [s, document.querySelector(s)?.textContent ?? ""])),
+        };
+      },
+      [bets, root, count, text] as const,
+      { timeout, polling: 50 },
+    )
+    .then((handle) => handle.jsonValue() as Promise<Settled>);
+  // Awaited later by the caller; a rejection before then must not count as unhandled.
+  watch.catch(() => undefined);
+  return watch;
+}

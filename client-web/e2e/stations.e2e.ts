@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { croupier, CroupierServer, launchBrowser, newPlayer, parseMoney, screenshot, StationAgent } from "./harness";
+import { croupier, CroupierServer, launchBrowser, newPlayer, parseMoney, screenshot, StationAgent, whenSettled, type Settled } from "./harness";
 
 const PORTRAIT = { width: 1080, height: 1920 }; // a portrait cabinet
 const LANDSCAPE = { width: 1920, height: 1080 }; // a landscape cabinet, and the big screen
@@ -124,11 +124,7 @@ async function waitForBetting(page: Page, afterRound: string | null = null, left
   return (await page.locator(".table-view").getAttribute("data-round")) ?? "";
 }
 
-/** The settled outcome of every bet in the list ("Won +$4.75", "Lost −$5"), once all have one. */
-async function waitForSettlement(page: Page, bets: number, timeout = 30_000): Promise<string[]> {
-  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="my-bets"] [data-testid="outcome"]').length >= n, bets, { timeout });
-  return page.getByTestId("my-bets").locator('[data-testid="outcome"]').allTextContents();
-}
+const RESULT = '[data-testid="round-result"]';
 
 function returnedFrom(outcomes: string[], stakes: number[]): number {
   return outcomes.reduce((t, o, i) => t + stakes[i] + parseMoney(o.replace(/^[A-Za-z ]+/, "")), 0);
@@ -151,6 +147,7 @@ describe.concurrent("player stations at a fully automated Lucky Nines table", ()
 
     // Banker $25 and Lucky Nines $5, by touch: a chip, a spot, the other chip, the other spot.
     const round = await waitForBetting(page);
+    const settling = whenSettled(page, { bets: 2, text: [RESULT] });
     await page.getByTestId("chip-2500").tap();
     await page.getByTestId("spot-banker").tap();
     await page.getByTestId("chip-500").tap();
@@ -165,11 +162,11 @@ describe.concurrent("player stations at a fully automated Lucky Nines table", ()
     await page.setViewportSize(PORTRAIT);
 
     // The round settles: the credits are what the two bets paid back.
-    const outcomes = await waitForSettlement(page, 2);
-    expect(await page.locator(".table-view").getAttribute("data-round")).toBe(round);
-    const returned = returnedFrom(outcomes, [2500, 500]);
+    const settled = await settling;
+    expect(settled.round).toBe(round);
+    expect(settled.texts[RESULT]).toMatch(/(player|banker|tie)/i);
+    const returned = returnedFrom(settled.outcomes, [2500, 500]);
     await expect.poll(() => credits(page)).toBe(2000 + returned);
-    await expect.poll(() => page.getByTestId("round-result").textContent()).toMatch(/(player|banker|tie)/i);
     const cashed = 2000 + returned;
 
     // CASH OUT: the printer prints the ticket the screen shows.
@@ -305,16 +302,19 @@ describe("the main display above the table", () => {
     let r2: string | null = null;
     let r3: string | null = null;
     let won = 0;
+    let last: Settled | null = null; // what the display showed when the last round settled
     for (let attempt = 0; attempt < 6 && !(won >= 2 && (await display.locator(".display-roads .bead").count()) >= 5); attempt++) {
       r2 = await waitForBetting(s2, r2, 3500);
       r3 = await waitForBetting(s3, r3, 1500); // the same window: s2 saw more than 3.5 s of it left
       expect(r3).toBe(r2);
+      const settling = [whenSettled(s2, { bets: 1 }), whenSettled(s3, { bets: 1 })];
+      const shown = whenSettled(display, { root: ".display-view", count: [".hand-player .card"], text: [RESULT] });
       await s2.getByTestId("chip-500").tap();
       await s2.getByTestId("spot-player").tap();
       await s3.getByTestId("chip-500").tap();
       await s3.getByTestId("spot-banker").tap();
-      const [o2, o3] = await Promise.all([waitForSettlement(s2, 1), waitForSettlement(s3, 1)]);
-      await display.waitForFunction(() => document.querySelector<HTMLElement>(".display-view")?.dataset.phase === "settled", null, { timeout: 15_000, polling: 50 });
+      const [o2, o3] = (await Promise.all(settling)).map((s) => s.outcomes);
+      last = await shown;
       const winner = [o2[0], o3[0]].findIndex((o) => o.startsWith("Won"));
       if (winner < 0) continue; // a tie
       const line = display.locator(`.winners-list li[data-round="${r2}"]`);
@@ -325,8 +325,8 @@ describe("the main display above the table", () => {
     }
     expect(won, "no seat won in six rounds").toBeGreaterThan(0);
     expect(await display.locator(".display-title").textContent()).toBe("Lucky Nines — fully automated table");
-    expect(await display.locator(".hand-player .card").count()).toBeGreaterThanOrEqual(2);
-    expect(await display.getByTestId("round-result").textContent()).toMatch(/^(Player wins|Banker wins|Tie)/);
+    expect(last!.counts[".hand-player .card"]).toBeGreaterThanOrEqual(2);
+    expect(last!.texts[RESULT]).toMatch(/^(Player wins|Banker wins|Tie)/);
     expect(await display.locator(".display-roads .big-road .ring").count()).toBeGreaterThan(0);
     await screenshot(display, "display", false);
   });
