@@ -121,6 +121,15 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         result TEXT NOT NULL
     );
     """,
+    # 4: an account's transfers by batch (server.wallet.books, history_after): a reader
+    # takes only what is new since its last look; they replace the indexes on the account
+    # alone
+    """
+    CREATE INDEX transfers_source_batch ON transfers(source, batch_seq);
+    CREATE INDEX transfers_destination_batch ON transfers(destination, batch_seq);
+    DROP INDEX transfers_source;
+    DROP INDEX transfers_destination;
+    """,
 )
 _MIGRATION_LOCK: Final = 0x63726F75  # "crou": the advisory lock two starting nodes share
 

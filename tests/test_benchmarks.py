@@ -5,7 +5,7 @@ from statistics import median
 
 import pytest
 
-from loadtests import bench_rng
+from loadtests import bench_rng, bench_station_meters
 from loadtests.report import write_section
 
 
@@ -14,6 +14,15 @@ def test_rng_benchmark_runs_and_renders_every_row() -> None:
     text = bench_rng.render(rows, repeat=1)
     assert len(rows) == 3 and all(ms > 0 for _, ms, _ in rows)
     assert "HMAC_DRBG" in text and "baseline" in text
+
+
+def test_station_meters_benchmark_counts_every_round_and_renders() -> None:
+    """It checks itself: the year's rounds and the measured ones all counted (games played),
+    the ledger reconciled."""
+    result = bench_station_meters.run(year_rounds=500, rounds=3)
+    assert result["transfers"] == 500 + 2 * 250 + 1  # the bets, each win's two, the seed
+    text = bench_station_meters.render(result)
+    assert "--year-rounds 500 --rounds 3" in text and "| a year of rounds |" in text
 
 
 def test_write_section_replaces_only_its_own_section(tmp_path: Path) -> None:

@@ -177,7 +177,8 @@ def run_meters(args: argparse.Namespace) -> int:
                 continue
             account = station_account(station)
             try:
-                synced = store.write(store.sync(station, partial(ledger.history, account), ended))
+                read = partial(ledger.history_after, account)
+                synced = store.write(store.sync(station, read, ended))
             except CriticalMemoryError as exc:
                 report[station] = {"critical_memory": "failed", "detail": str(exc)}
                 failed = True

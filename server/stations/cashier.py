@@ -73,6 +73,7 @@ def _refused(store: StationStore, where: str, validation: str, code: str, messag
 
 def examine(
     store: StationStore,
+    ledger: Ledger,
     key: bytes,
     validation: str,
     *,
@@ -84,7 +85,12 @@ def examine(
     """The ticket under ``validation`` if it may be redeemed now by ``by`` (``holder``: the
     station whose reader holds it, which may complete its redemption), else why not —
     every refusal logged. ``amount`` is what a reader read printed on it (None at the
-    cashier, who reads the number)."""
+    cashier, who reads the number).
+
+    The ledger says first whether the ticket's value has left ``tickets:outstanding``: a
+    redemption or void posts there, then closes the ticket's row in the stations' store,
+    a second store (the ledger may be PostgreSQL), so a row may still read ``held`` or
+    ``issued`` for a moment after the money moved; the ledger's answer is the one given."""
     moment = time.time() if now is None else now
     if not validation_numbers.check(key, validation):
         return _refused(store, by, validation, "forged", "not a ticket this casino issued")
@@ -94,9 +100,10 @@ def examine(
     if amount is not None and amount != ticket.amount:
         message = f"the ticket reads {amount}, but it was issued for {ticket.amount}"
         return _refused(store, by, validation, "altered", message)
-    if ticket.status == "voided":
+    status = _status(ledger, ticket)
+    if status == "voided":
         return _refused(store, by, validation, "voided", "this ticket was voided")
-    if ticket.status == "redeemed":
+    if status == "redeemed":
         return _refused(store, by, validation, "redeemed", "this ticket was redeemed already")
     held_here = ticket.status == "held" and ticket.closed_by == holder
     if ticket.status == "held" and not held_here:
@@ -108,13 +115,23 @@ def examine(
     return ticket
 
 
+def _status(ledger: Ledger, ticket: Ticket) -> str:
+    """The ticket's status, the ledger's word first: its row is closed after the ledger
+    moved its value (``examine``)."""
+    if ticket.status in ("issued", "held"):
+        moved = ledger.batch(f"redeem:{ticket.validation}")
+        if moved:
+            return "voided" if moved[0].destination == TICKETS_VOIDED else "redeemed"
+    return ticket.status
+
+
 def hold(
-    store: StationStore, key: bytes, validation: str, *, station: str, amount: int
+    store: StationStore, ledger: Ledger, key: bytes, validation: str, *, station: str, amount: int
 ) -> Ticket | Refusal:
     """A station's reader holds the ticket: if it may be redeemed, it is held for that
     station — no one else may redeem it — until the reader stacks it (``redeem``) or gives
     it back (``StationStore.release_ticket``)."""
-    ticket = examine(store, key, validation, by=station, amount=amount, holder=station)
+    ticket = examine(store, ledger, key, validation, by=station, amount=amount, holder=station)
     if isinstance(ticket, Refusal):
         return ticket
     if ticket.status != "held" and not store.write(store.hold_ticket(validation, station)):
@@ -136,7 +153,7 @@ def redeem(
 ) -> Ticket | Refusal:
     """Redeem a ticket into ``destination`` (a station's account once its reader stacked
     the ticket it holds, ``holder``; or ``CASHIER``), as ``by``. Every refusal is logged."""
-    ticket = examine(store, key, validation, by=by, amount=amount, now=now, holder=holder)
+    ticket = examine(store, ledger, key, validation, by=by, amount=amount, now=now, holder=holder)
     if isinstance(ticket, Refusal):
         return ticket
     kind = CashKind.TICKET_IN if destination != CASHIER else "ticket_cashier"
@@ -161,8 +178,11 @@ def void(
     ticket = store.ticket(validation)
     if ticket is None:
         return _refused(store, by, validation, "forged", "no ticket was issued with this number")
-    if ticket.status != "issued":
-        return Refusal(ticket.status, f"this ticket is {ticket.status}")
+    status = _status(ledger, ticket)
+    if status == "redeemed":
+        return Refusal("redeemed", "this ticket was redeemed already")
+    if status != "issued":
+        return Refusal(status, f"this ticket is {status}")
     transfer = Transfer(TICKETS_OUTSTANDING, TICKETS_VOIDED, ticket.amount, "ticket_voided")
     try:
         ledger.post(f"redeem:{validation}", [transfer])
@@ -206,10 +226,8 @@ def issue(
 def redeemed_into(ledger: Ledger, validation: str) -> str | None:
     """Where the ticket's value went when it left ``tickets:outstanding`` (a station's
     account, the cashier, ``tickets:voided``), if it did."""
-    for key, transfer in ledger.history(TICKETS_OUTSTANDING):
-        if key == f"redeem:{validation}":
-            return transfer.destination
-    return None
+    moved = ledger.batch(f"redeem:{validation}")
+    return moved[0].destination if moved else None
 
 
 def reconcile_tickets(store: StationStore, ledger: Ledger) -> list[str]:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Final
 
 import jwt
@@ -57,7 +58,14 @@ from server.journal.journal import Journal, RoundStatus
 from server.protocol.messages import CashedOut, ServerMessage, StationLock, StationStatus, Winners
 from server.stations import cashier
 from server.stations.meters import CashKind, round_money, station_account
-from server.stations.store import CriticalMemoryError, StationRow, StationStore, Synced, Ticket
+from server.stations.store import (
+    CriticalMemoryError,
+    ReadAfter,
+    StationRow,
+    StationStore,
+    Synced,
+    Ticket,
+)
 from server.wallet.ledger import Ledger, LedgerError, Transfer
 
 __all__ = ["STATION_AUDIENCE", "StationRefused", "Stations"]
@@ -483,7 +491,13 @@ class Stations:
             verdict = TicketVerdict(validation=validation, accept=False, reason=why)
         else:
             held = await asyncio.to_thread(
-                cashier.hold, self.store, self.ticket_key, validation, station=s.id, amount=amount
+                cashier.hold,
+                self.store,
+                self.ledger,
+                self.ticket_key,
+                validation,
+                station=s.id,
+                amount=amount,
             )
             if isinstance(held, cashier.Refusal):
                 verdict = TicketVerdict(validation=validation, accept=False, reason=held.message)
@@ -633,8 +647,7 @@ class Stations:
     def _counted(self, s: _Station) -> Callable[[Any], Synced]:
         """The write that counts what the ledger holds for the station and its meters do
         not yet."""
-        account = station_account(s.id)
-        return self.store.sync(s.id, lambda: self.ledger.history(account), self._ended)
+        return self.store.sync(s.id, self._read_after(s), self._ended)
 
     def _sync_now(self, s: _Station) -> None:
         """``_sync`` at start, before the event loop runs the tables."""
@@ -656,7 +669,12 @@ class Stations:
     def _in_play(self, s: _Station) -> bool:
         """Whether the station bet in a round that has not ended (or whose end its meters
         have not counted yet)."""
-        return bool(self.store.open_rounds(s.id, self.ledger.history(station_account(s.id))))
+        return bool(self.store.open_rounds(s.id, self._read_after(s)))
+
+    def _read_after(self, s: _Station) -> ReadAfter:
+        """The station account's transfers after a ledger batch (only what is new since
+        its meters' last count is ever read)."""
+        return partial(self.ledger.history_after, station_account(s.id))
 
     def _ended(self, round_id: str) -> bool:
         status = self.journal.status(round_id)

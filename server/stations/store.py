@@ -38,7 +38,9 @@ from server.wallet.ledger import Transfer
 
 __all__ = [
     "CriticalMemoryError",
+    "Cursor",
     "MissingKey",
+    "ReadAfter",
     "StationRow",
     "StationStore",
     "Synced",
@@ -53,7 +55,8 @@ CREATE TABLE IF NOT EXISTS stations (
     id TEXT PRIMARY KEY,
     state TEXT NOT NULL,
     meters TEXT NOT NULL,
-    checksum TEXT NOT NULL
+    checksum TEXT NOT NULL,
+    cursor TEXT
 );
 CREATE TABLE IF NOT EXISTS metered (
     station TEXT NOT NULL,
@@ -83,6 +86,9 @@ CREATE TABLE IF NOT EXISTS log (
 """
 
 
+_ROW = "id, state, meters, cursor, checksum"
+
+
 class CriticalMemoryError(Exception):
     """A station's row failed its check: its meters and state cannot be trusted."""
 
@@ -93,11 +99,39 @@ def _dumps(value: Any) -> str:
 
 @dataclass
 class StationRow:
-    """A station's critical memory: ``state`` (``locks``, ``handpay``) and ``meters``."""
+    """A station's critical memory: ``state`` (``locks``, ``handpay``) and ``meters``, and
+    how far into the ledger the meters have counted (``cursor``, see ``Cursor``)."""
 
     station: str
     state: dict[str, Any] = field(default_factory=lambda: {"locks": [], "handpay": None})
     meters: dict[str, Any] = field(default_factory=empty_meters)
+    cursor: dict[str, Any] | None = None
+
+
+# A reader of the station account's transfers after a ledger batch number:
+# ``Ledger.history_after`` with the account given.
+ReadAfter = Callable[[int], list[tuple[int, str, Transfer]]]
+
+
+@dataclass
+class Cursor:
+    """Where the meters stand in the station account's ledger history: every transfer up to
+    batch ``seq`` has been read; ``balance`` is the account's balance as of it, and ``open``
+    the rounds read but not counted yet (not ended, or ended after they were read), each as
+    (staked, paid) so far. Each count reads only the transfers after ``seq`` — a station a
+    year old costs what a new one does."""
+
+    seq: int = 0
+    balance: int = 0
+    open: dict[str, list[int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, row: StationRow) -> Cursor:
+        c = row.cursor
+        return cls(c["seq"], c["balance"], dict(c["open"])) if c else cls()
+
+    def stored(self) -> dict[str, Any]:
+        return {"seq": self.seq, "balance": self.balance, "open": self.open}
 
 
 @dataclass(frozen=True)
@@ -136,6 +170,10 @@ class StationStore:
         self._key = key
         self._lock = threading.Lock()
         self._db = open_durable_sqlite(path, _SCHEMA)
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(stations)")}
+        if "cursor" not in columns:  # a store from before cursors: its rows count from 0
+            with self._db:
+                self._db.execute("ALTER TABLE stations ADD COLUMN cursor TEXT")
         if self.path == ":memory:":
             self._writer = DurableWriter(self._db, "stations", lock=self._lock)
         else:
@@ -158,22 +196,21 @@ class StationStore:
 
     # --- station rows -------------------------------------------------------------------------
 
-    def _checksum(self, station: str, state: str, meters: str) -> str:
-        body = f"{station}\n{state}\n{meters}".encode()
-        return hmac.new(self._key, body, hashlib.sha256).hexdigest()
+    def _checksum(self, station: str, state: str, meters: str, cursor: str | None) -> str:
+        body = f"{station}\n{state}\n{meters}" + ("" if cursor is None else f"\n{cursor}")
+        return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
 
     def _decode(self, row: Any) -> StationRow:
-        station, state, meters, checksum = row
-        if not hmac.compare_digest(checksum, self._checksum(station, state, meters)):
+        station, state, meters, cursor, checksum = row
+        if not hmac.compare_digest(checksum, self._checksum(station, state, meters, cursor)):
             raise CriticalMemoryError(f"station {station}: its critical memory fails its check")
-        return StationRow(station, json.loads(state), json.loads(meters))
+        read = None if cursor is None else json.loads(cursor)
+        return StationRow(station, json.loads(state), json.loads(meters), read)
 
     def load(self, station: str) -> StationRow:
         """The station's row (a fresh one if it has none); ``CriticalMemoryError`` when it
         fails its check."""
-        rows = self._read(
-            "SELECT id, state, meters, checksum FROM stations WHERE id = ?", (station,)
-        )
+        rows = self._read(f"SELECT {_ROW} FROM stations WHERE id = ?", (station,))
         return self._decode(rows[0]) if rows else StationRow(station)
 
     def load_unchecked(self, station: str) -> dict[str, Any]:
@@ -188,17 +225,17 @@ class StationStore:
 
     def _put(self, db: sqlite3.Connection, row: StationRow) -> None:
         state, meters = _dumps(row.state), _dumps(row.meters)
+        cursor = None if row.cursor is None else _dumps(row.cursor)
+        checksum = self._checksum(row.station, state, meters, cursor)
         db.execute(
-            "INSERT INTO stations(id, state, meters, checksum) VALUES (?, ?, ?, ?) "
+            "INSERT INTO stations(id, state, meters, cursor, checksum) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET state = excluded.state, meters = excluded.meters, "
-            "checksum = excluded.checksum",
-            (row.station, state, meters, self._checksum(row.station, state, meters)),
+            "cursor = excluded.cursor, checksum = excluded.checksum",
+            (row.station, state, meters, cursor, checksum),
         )
 
     def _get(self, db: sqlite3.Connection, station: str) -> StationRow:
-        row = db.execute(
-            "SELECT id, state, meters, checksum FROM stations WHERE id = ?", (station,)
-        ).fetchone()
+        row = db.execute(f"SELECT {_ROW} FROM stations WHERE id = ?", (station,)).fetchone()
         return self._decode(row) if row is not None else StationRow(station)
 
     def save_state(self, station: str, state: dict[str, Any]) -> Callable[[sqlite3.Connection], None]:  # fmt: skip  # noqa: E501
@@ -224,84 +261,111 @@ class StationStore:
     # --- meters -------------------------------------------------------------------------------
 
     def sync(
-        self,
-        station: str,
-        read_history: Callable[[], list[tuple[str, Transfer]]],
-        ended: Callable[[str], bool],
+        self, station: str, read_after: ReadAfter, ended: Callable[[str], bool]
     ) -> Callable[[sqlite3.Connection], Synced]:
-        """A write that counts into the station's meters every transfer of its ledger
-        account not counted yet: cash movements by their batch, rounds once
-        ``ended(round_id)``. Each is counted once, in the same transaction as the meters it
-        changes.
+        """A write that counts into the station's meters what its ledger account holds and
+        they do not yet: cash movements by their batch, rounds once ``ended(round_id)``.
+        Only the transfers after the row's cursor are read (``Cursor``), and each is
+        counted once, in the same transaction as the meters it changes and the cursor.
 
-        Which rounds have ended is asked first, then the history read inside the
-        transaction (which holds the store's write lock, so nobody else counts meanwhile):
-        a round's settlement is posted before its end is journaled, so every transfer of a
-        round that had ended is in that history, and everything any process ever counted
-        was read from an older one. The in-play amount and the balance derived from that
-        same history reconcile with the meters exactly, whatever runs beside it."""
+        Which rounds have ended is asked first, then the ledger read inside the transaction
+        (which holds the store's write lock, so nobody else counts meanwhile): a round's
+        settlement is posted before its end is journaled, so every transfer of a round that
+        had ended is read by then, and everything any process ever counted was read before.
+        The in-play amount and the balance derived from that same reading reconcile with
+        the meters exactly, whatever runs beside it."""
         account = station_account(station)
-        ended_rounds = {
-            t.round_id for _, t in read_history() if t.round_id is not None and ended(t.round_id)
-        }
+        before = Cursor.of(self.load(station))
+        seen = set(before.open) | {t.round_id for _, _, t in read_after(before.seq) if t.round_id}
+        ended_rounds = {r for r in seen if ended(r)}
 
         def apply(db: sqlite3.Connection) -> Synced:
-            history = read_history()
             row = self._get(db, station)
-            done = {
-                r[0] for r in db.execute("SELECT key FROM metered WHERE station = ?", (station,))
-            }
-            fresh: list[str] = []
-            rounds: dict[str, list[Transfer]] = {}
-            balance = 0
-            for key, transfer in history:
-                balance += transfer.amount if transfer.destination == account else -transfer.amount
+            cursor = Cursor.of(row)
+            fresh = read_after(cursor.seq)
+            # Counted already: what an older version counted before cursors (its first
+            # reading starts from the beginning), or a round's transfer posted after the
+            # round was counted.
+            done = self._metered(
+                db,
+                station,
+                [key for _, key, t in fresh if t.round_id is None]
+                + [f"round:{t.round_id}" for _, _, t in fresh if t.round_id is not None],
+            )
+            counted: list[str] = []
+            for seq, key, transfer in fresh:
+                cursor.seq = max(cursor.seq, seq)
+                cursor.balance += (
+                    transfer.amount if transfer.destination == account else -transfer.amount
+                )
                 if transfer.round_id is not None:
-                    rounds.setdefault(transfer.round_id, []).append(transfer)
+                    if f"round:{transfer.round_id}" not in done:
+                        staked, paid = round_money(account, [transfer])
+                        money = cursor.open.setdefault(transfer.round_id, [0, 0])
+                        money[0] += staked
+                        money[1] += paid
                 elif transfer.kind in CASH_KINDS and key not in done:
                     fold_cash(row.meters, transfer)
-                    fresh.append(key)
+                    counted.append(key)
                     done.add(key)
             in_play = 0
-            for round_id, transfers in rounds.items():
-                key = f"round:{round_id}"
-                if key in done:
-                    continue
-                staked, paid = round_money(account, transfers)
+            for round_id, (staked, paid) in list(cursor.open.items()):
                 if round_id in ended_rounds:
                     fold_round(row.meters, staked, paid)
-                    fresh.append(key)
-                    done.add(key)
+                    counted.append(f"round:{round_id}")
+                    del cursor.open[round_id]
                 else:
                     in_play += staked - paid
-            if fresh:
+            if counted:
                 db.executemany(
-                    "INSERT INTO metered(station, key) VALUES (?, ?)", [(station, k) for k in fresh]
+                    "INSERT INTO metered(station, key) VALUES (?, ?)",
+                    [(station, k) for k in counted],
                 )
+            if counted or fresh or row.cursor is None:
+                row.cursor = cursor.stored()
                 self._put(db, row)
-            return Synced(row, in_play, balance)
+            return Synced(row, in_play, cursor.balance)
 
         return apply
 
-    def open_rounds(self, station: str, history: list[tuple[str, Transfer]]) -> dict[str, list[Transfer]]:  # fmt: skip  # noqa: E501
-        """The station's transfers in the rounds its meters have not counted yet (rounds in
-        play, or ended and not yet counted), by round."""
-        done = {r[0] for r in self._read("SELECT key FROM metered WHERE station = ?", (station,))}
-        rounds: dict[str, list[Transfer]] = {}
-        for _, transfer in history:
-            if transfer.round_id is not None and f"round:{transfer.round_id}" not in done:
-                rounds.setdefault(transfer.round_id, []).append(transfer)
-        return rounds
-
-    def in_play(self, station: str, history: list[tuple[str, Transfer]]) -> int:
-        """What the station has staked in rounds its meters have not counted yet."""
-        account = station_account(station)
-        return sum(
-            staked - paid
-            for staked, paid in (
-                round_money(account, ts) for ts in self.open_rounds(station, history).values()
+    @staticmethod
+    def _metered(db: sqlite3.Connection, station: str, keys: list[str]) -> set[str]:
+        """Which of ``keys`` the station's meters have counted (looked up one by one on the
+        table's key: as many as are asked, whatever the station's age)."""
+        found: set[str] = set()
+        wanted = sorted(set(keys))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            found.update(
+                r[0]
+                for r in db.execute(
+                    f"SELECT key FROM metered WHERE station = ? AND key IN ({marks})",
+                    (station, *chunk),
+                )
             )
-        )
+        return found
+
+    def open_rounds(self, station: str, read_after: ReadAfter) -> dict[str, list[int]]:
+        """The rounds the station's meters have not counted yet (in play, or ended and not
+        counted), each as [staked, paid]: the cursor's, and those read after it."""
+        account = station_account(station)
+        cursor = Cursor.of(self.load(station))
+        fresh = [t for _, _, t in read_after(cursor.seq) if t.round_id is not None]
+        with self._lock:
+            done = self._metered(self._db, station, [f"round:{t.round_id}" for t in fresh])
+        for transfer in fresh:
+            if f"round:{transfer.round_id}" in done:
+                continue
+            staked, paid = round_money(account, [transfer])
+            money = cursor.open.setdefault(str(transfer.round_id), [0, 0])
+            money[0] += staked
+            money[1] += paid
+        return cursor.open
+
+    def in_play(self, station: str, read_after: ReadAfter) -> int:
+        """What the station has staked in rounds its meters have not counted yet."""
+        return sum(staked - paid for staked, paid in self.open_rounds(station, read_after).values())
 
     # --- tickets ------------------------------------------------------------------------------
 

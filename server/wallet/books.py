@@ -73,9 +73,11 @@ class Books:
     """A ledger's common part. A store sets ``_writer`` (``call``/``run`` a write in its
     transaction, in order), ``_apply`` (``(key, rows, connection) -> PostResult``),
     ``_apply_many`` (``([(key, rows), ...], connection) -> [PostResult, ...]``) and
-    implements ``_rows(sql, params)``, its SQL naming parameter ``a`` as ``_A``."""
+    implements ``_rows(sql, params)``, its SQL naming parameters ``a`` and ``s`` as ``_A``
+    and ``_S``."""
 
     _A = ":a"
+    _S = ":s"
     _writer: Any
     _apply: Callable[..., PostResult]
     _apply_many: Callable[..., list[PostResult]]
@@ -167,6 +169,25 @@ class Books:
 
     def round_transfers(self, round_id: str) -> list[tuple[str, Transfer]]:
         return self._select(f"t.round_id = {self._A}", round_id)
+
+    def history_after(self, account: str, after: int) -> list[tuple[int, str, Transfer]]:
+        # Each side on its own index of (account, batch): what it costs grows with what is
+        # new since ``after``, never with the account's whole life.
+        columns = (
+            "t.batch_seq, t.idx, b.key, t.source, t.destination, t.amount, t.kind, t.round_id, "
+            "t.bet_id FROM transfers t JOIN batches b ON b.seq = t.batch_seq"
+        )
+        a, s = self._A, self._S
+        rows = self._rows(
+            f"SELECT {columns} WHERE t.source = {a} AND t.batch_seq > {s} UNION ALL "
+            f"SELECT {columns} WHERE t.destination = {a} AND t.batch_seq > {s} "
+            f"AND t.source <> {a} ORDER BY 1, 2",
+            {"a": account, "s": after},
+        )
+        return [(int(r[0]), r[2], Transfer(r[3], r[4], int(r[5]), r[6], r[7], r[8])) for r in rows]
+
+    def batch(self, key: str) -> list[Transfer]:
+        return [t for _, t in self._select(f"b.key = {self._A}", key)]
 
     def reconcile(self) -> dict[str, tuple[int, int]]:
         rows = self._rows(

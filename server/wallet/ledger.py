@@ -131,6 +131,16 @@ class Ledger(Protocol):
     def round_transfers(self, round_id: str) -> list[tuple[str, Transfer]]:
         """(batch key, transfer) for every transfer of ``round_id``, oldest first."""
 
+    def history_after(self, account: str, after: int) -> list[tuple[int, str, Transfer]]:
+        """(batch sequence, batch key, transfer) for every transfer touching ``account`` in
+        a batch after sequence number ``after``, oldest first: what is new since a reader's
+        last look. Batches are numbered in the order they commit where one writer posts
+        to the account (a server's own ledger writer), so nothing commits behind a number
+        already read."""
+
+    def batch(self, key: str) -> list[Transfer]:
+        """The transfers of the batch posted under ``key``, in order; [] if none was."""
+
     def reconcile(self) -> dict[str, tuple[int, int]]:
         """Accounts whose cached balance differs from the ledger: {account: (cached, derived)}."""
 

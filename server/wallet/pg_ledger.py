@@ -107,6 +107,7 @@ class PgLedger(Books):
     """A ``Ledger`` in a PostgreSQL database whose schema ``croupier db migrate`` made."""
 
     _A = "%(a)s"
+    _S = "%(s)s"
     _apply = staticmethod(_apply)
     _apply_many = staticmethod(_apply_many)
 

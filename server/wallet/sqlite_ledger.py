@@ -45,9 +45,13 @@ CREATE TABLE IF NOT EXISTS transfers (
     bet_id TEXT,
     PRIMARY KEY (batch_seq, idx)
 );
-CREATE INDEX IF NOT EXISTS transfers_source ON transfers(source);
-CREATE INDEX IF NOT EXISTS transfers_destination ON transfers(destination);
 CREATE INDEX IF NOT EXISTS transfers_round ON transfers(round_id);
+-- An account's transfers by batch: its whole history, or only what is new since a batch
+-- (history_after). They replace the indexes on the account alone of earlier versions.
+CREATE INDEX IF NOT EXISTS transfers_source_batch ON transfers(source, batch_seq);
+CREATE INDEX IF NOT EXISTS transfers_destination_batch ON transfers(destination, batch_seq);
+DROP INDEX IF EXISTS transfers_source;
+DROP INDEX IF EXISTS transfers_destination;
 """
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -284,9 +285,9 @@ def assert_reconciles(service: Service, *ids: str) -> None:
     assert service.ledger.balance(OPEN_WAGERS) == 0
     store = service.stations_store
     for station in ids:
-        history = service.ledger.history(station_account(station))
+        read = partial(service.ledger.history_after, station_account(station))
         row = store.load(station)
-        assert expected_balance(row.meters, store.in_play(station, history)) == credits(service, station)  # fmt: skip  # noqa: E501
+        assert expected_balance(row.meters, store.in_play(station, read)) == credits(service, station)  # fmt: skip  # noqa: E501
 
 
 def refused(answer: Any, code: str) -> bool:

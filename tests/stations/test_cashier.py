@@ -9,6 +9,7 @@ import secrets
 import sqlite3
 import threading
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -215,13 +216,13 @@ def test_meters_count_each_movement_once_and_reconcile(floor: Floor) -> None:
         Transfer("house", account, 1_900, "winnings", "t.1", "b1"),
     ])  # fmt: skip
     floor.ledger.post("bet:t.2:s1:b1", [Transfer(account, OPEN_WAGERS, 500, "wager", "t.2", "b1")])  # fmt: skip  # noqa: E501
-    history = floor.ledger.history(account)
-    for _ in range(2):  # the same history twice: counted once
-        synced = floor.store.write(floor.store.sync("s1", lambda: history, ended.__contains__))
+    read = partial(floor.ledger.history_after, account)
+    for _ in range(2):  # read twice: counted once
+        synced = floor.store.write(floor.store.sync("s1", read, ended.__contains__))
     m = synced.row.meters
     assert (m["credits_in"], m["bills_in"], m["wagered"], m["won"]) == (10_000, {"10000": 1}, 2_000, 3_900)  # fmt: skip  # noqa: E501
     assert (m["games_played"], m["games_won"]) == (1, 1)
-    assert synced.in_play == floor.store.in_play("s1", history) == 500  # t.2 has not ended
+    assert synced.in_play == floor.store.in_play("s1", read) == 500  # t.2 has not ended
     balance = floor.ledger.balance(account)
     assert synced.balance == balance == 10_000 - 2_000 + 3_900 - 500
     assert expected_balance(m, synced.in_play) == balance
@@ -234,17 +235,66 @@ def test_a_round_that_ends_while_the_meters_are_read_is_counted_whole(floor: Flo
     floor.ledger.open_account(OPEN_WAGERS)
     floor.ledger.open_account("house", may_go_negative=True)
     floor.ledger.post("bet:r:s1:b", [Transfer(account, OPEN_WAGERS, 2_000, "wager", "r", "b")])
-    before = floor.ledger.history(account)  # the bet only
+    before = floor.ledger.history_after(account, 0)  # the bet only
     floor.ledger.post("settle:r:s1:b", [
         Transfer(OPEN_WAGERS, account, 2_000, "win", "r", "b"),
         Transfer("house", account, 2_000, "winnings", "r", "b"),
     ])  # fmt: skip
-    reads = iter([before, floor.ledger.history(account)])
-    synced = floor.store.write(floor.store.sync("s1", lambda: next(reads), lambda r: True))
+    reads = iter([before, floor.ledger.history_after(account, 0)])
+    synced = floor.store.write(floor.store.sync("s1", lambda after: next(reads), lambda r: True))
     m = synced.row.meters
     assert (m["wagered"], m["won"], m["games_won"]) == (2_000, 4_000, 1)
     assert synced.in_play == 0
     assert expected_balance(m, 0) == synced.balance == floor.ledger.balance(account)
+
+
+def test_each_count_reads_only_what_is_new_since_the_last(floor: Floor, tmp_path: Path) -> None:
+    """The row's cursor: a count reads the ledger after the last batch it read, keeps the
+    rounds not ended with what they staked and paid so far, and is signed with the row."""
+    account = floor.account
+    floor.ledger.open_account(OPEN_WAGERS)
+    asked: list[int] = []
+
+    def read(after: int) -> list[tuple[int, str, Transfer]]:
+        asked.append(after)
+        return floor.ledger.history_after(account, after)
+
+    floor.ledger.post("bet:t.1:s1:b", [Transfer(account, OPEN_WAGERS, 700, "wager", "t.1", "b")])
+    synced = floor.store.write(floor.store.sync("s1", read, lambda r: False))
+    cursor = floor.store.load("s1").cursor
+    assert cursor == {"seq": 2, "balance": 9_300, "open": {"t.1": [700, 0]}}
+    assert asked == [0, 0] and synced.in_play == 700
+    asked.clear()
+    floor.ledger.post("void:t.1:s1:b", [Transfer(OPEN_WAGERS, account, 700, "void", "t.1", "b")])
+    synced = floor.store.write(floor.store.sync("s1", read, lambda r: True))
+    assert asked == [2, 2]  # the cursor's batch on: the bill and the bet are not read again
+    assert floor.store.load("s1").cursor == {"seq": 3, "balance": 10_000, "open": {}}
+    assert (synced.in_play, synced.balance) == (0, floor.ledger.balance(account))
+    assert synced.row.meters["games_played"] == 0  # a void is no game
+    with sqlite3.connect(tmp_path / "stations.sqlite") as db:  # the cursor moved by hand
+        db.execute("UPDATE stations SET cursor = replace(cursor, '\"seq\":3', '\"seq\":9')")
+    with pytest.raises(CriticalMemoryError):
+        floor.store.load("s1")
+
+
+def test_a_row_counted_before_cursors_is_not_counted_again(floor: Floor) -> None:
+    """A store from an older version: its meters were counted, its row has no cursor. The
+    first count reads the whole history once, and what the metered keys say was counted is
+    not counted twice."""
+    read = partial(floor.ledger.history_after, floor.account)
+    first = floor.store.write(floor.store.sync("s1", read, lambda r: True)).row.meters
+    assert first["credits_in"] == 10_000
+
+    def forget(db: sqlite3.Connection) -> None:  # as an older version left the row
+        row = floor.store._get(db, "s1")
+        row.cursor = None
+        floor.store._put(db, row)
+
+    floor.store.write(forget)
+    assert floor.store.load("s1").cursor is None
+    again = floor.store.write(floor.store.sync("s1", read, lambda r: True))
+    assert again.row.meters == first and again.balance == 10_000
+    assert floor.store.load("s1").cursor == {"seq": 1, "balance": 10_000, "open": {}}
 
 
 def test_a_void_returns_stakes_without_counting_a_game() -> None:
@@ -259,7 +309,7 @@ def test_a_void_returns_stakes_without_counting_a_game() -> None:
 
 
 def test_a_changed_row_fails_its_check(floor: Floor, tmp_path: Path) -> None:
-    read = lambda: floor.ledger.history(floor.account)  # noqa: E731
+    read = partial(floor.ledger.history_after, floor.account)
     floor.store.write(floor.store.sync("s1", read, lambda r: True))
     assert floor.store.load("s1").meters["credits_in"] == 10_000
     with sqlite3.connect(tmp_path / "stations.sqlite") as db:  # a disk fault, a hand edit
@@ -267,7 +317,7 @@ def test_a_changed_row_fails_its_check(floor: Floor, tmp_path: Path) -> None:
     with pytest.raises(CriticalMemoryError):
         floor.store.load("s1")
     with pytest.raises(CriticalMemoryError):
-        floor.store.write(floor.store.sync("s1", list, lambda r: True))
+        floor.store.write(floor.store.sync("s1", lambda after: [], lambda r: True))
     # Another key (another server's file) fails too.
     other = StationStore(tmp_path / "stations.sqlite", secrets.token_bytes(32))
     try:

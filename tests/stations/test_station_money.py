@@ -32,6 +32,7 @@ from server.protocol.messages import (
 from server.stations import cashier, tickets
 from server.stations import service as stations_service
 from server.stores import StorageError
+from server.wallet.ledger import Transfer
 from tests.devices.test_device_tables import synchronously
 from tests.stations.floor import (
     KEYS,
@@ -296,7 +297,7 @@ async def test_a_ticket_is_credited_only_once_stacked_and_held_for_its_station_m
         assert credits(service, "s2") == 0
         # Held by one reader, refused at the cashier; stacked, credited once.
         store, key = service.stations_store, service.casino.stations.ticket_key
-        held = cashier.hold(store, key, ticket.validation, station="s2", amount=1_000)
+        held = cashier.hold(store, service.ledger, key, ticket.validation, station="s2", amount=1_000)  # fmt: skip  # noqa: E501
         assert not isinstance(held, cashier.Refusal)
         at_cage = cashier.redeem(store, service.ledger, key, ticket.validation, destination=cashier.CASHIER, by="cage")  # fmt: skip  # noqa: E501
         assert isinstance(at_cage, cashier.Refusal) and at_cage.code == "held"
@@ -304,6 +305,84 @@ async def test_a_ticket_is_credited_only_once_stacked_and_held_for_its_station_m
         s2.stack_fail = False
         assert (await s2.insert_ticket(ticket.validation, 1_000)).accept
         assert await until(lambda: credits(service, "s2") == 1_000)
+        await service.casino.stations.drain()
+        assert_reconciles(service, "s1", "s2")
+
+
+@synchronously
+async def test_a_ticket_whose_redemption_is_posted_reads_redeemed_before_its_row_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A redemption posts its ledger batch, then closes the ticket's row in the stations'
+    store (a second store: the ledger may be PostgreSQL). A reader between the two commits
+    is told the ticket was redeemed already — never that it is being redeemed elsewhere —
+    and the cashier's command says the same."""
+    async with running(tmp_path) as service, stations(service, "s1", "s2") as (s1, s2):
+        assert (await s1.insert_bill(1_000)).accept
+        async with screen(service, s1.screen_token) as touch:
+            assert await until(lambda: touch.last(StationStatus) is not None)
+            ticket = await touch.ask(CashOut())
+            assert isinstance(ticket, CashedOut)
+        store, v = service.stations_store, ticket.validation
+        # The cage's redemption, between its two commits: its reader held the ticket, the
+        # money has moved, the row still says held.
+        assert store.write(store.hold_ticket(v, "cage"))
+        moved = Transfer(cashier.TICKETS_OUTSTANDING, cashier.CASHIER, 1_000, "ticket_cashier")
+        assert service.ledger.post(f"redeem:{v}", [moved]).applied
+        assert store.ticket(v).status == "held"
+        verdict = await s2.insert_ticket(v, 1_000)
+        assert not verdict.accept
+        assert verdict.reason == "this ticket was redeemed already"
+        assert credits(service, "s2") == 0
+        await service.casino.stations.drain()
+    data = str(tmp_path / "data")
+    capsys.readouterr()
+    assert main(["tickets", "redeem", v, "--by", "cashier-7", "--data-dir", data]) == 1
+    assert main(["tickets", "void", v, "--reason", "torn", "--by", "cashier-7", "--data-dir", data]) == 1  # fmt: skip  # noqa: E501
+    printed = capsys.readouterr().err.splitlines()
+    assert printed == ["refused (redeemed): this ticket was redeemed already"] * 2
+
+
+@synchronously
+async def test_the_cashier_pays_one_ticket_and_voids_another_beside_the_running_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``croupier tickets redeem`` and ``void`` (docs/electronic-tables.md, "Tickets"), run
+    while the server runs: the paid ticket's value reaches the cage, the voided one's
+    ``tickets:voided``; each is refused at a station afterwards, and a second redeem or void
+    exits 1 with the reason."""
+    data = str(tmp_path / "data")
+
+    async def cashier_says(*args: str) -> tuple[int, str, str]:
+        code = await asyncio.to_thread(main, ["tickets", *args, "--by", "cashier-7", "--data-dir", data])  # fmt: skip  # noqa: E501
+        printed = capsys.readouterr()
+        return code, printed.out, printed.err
+
+    async with running(tmp_path) as service, stations(service, "s1", "s2") as (s1, s2):
+        paid_out = []
+        for bill in (1_000, 2_000):
+            assert (await s1.insert_bill(bill)).accept
+            async with screen(service, s1.screen_token) as touch:
+                assert await until(lambda: touch.last(StationStatus) is not None)
+                assert await until(lambda b=bill: touch.station().credits == b)  # type: ignore[misc]
+                ticket = await touch.ask(CashOut())
+                assert isinstance(ticket, CashedOut)
+                paid_out.append(ticket.validation)
+        paid, torn = paid_out
+        capsys.readouterr()
+        assert await cashier_says("redeem", paid) == (0, f"{paid}: paid 1000 (issued by s1)\n", "")
+        assert await cashier_says("void", torn, "--reason", "torn") == (0, f"{torn}: voided 2000 (issued by s1)\n", "")  # fmt: skip  # noqa: E501
+        assert service.ledger.balance(cashier.CASHIER) == 1_000
+        assert service.ledger.balance(cashier.TICKETS_VOIDED) == 2_000
+        assert service.ledger.balance(cashier.TICKETS_OUTSTANDING) == 0
+        again = await cashier_says("redeem", paid)
+        assert again == (1, "", "refused (redeemed): this ticket was redeemed already\n")
+        assert await cashier_says("void", torn, "--reason", "x") == (1, "", "refused (voided): this ticket is voided\n")  # fmt: skip  # noqa: E501
+        assert await cashier_says("redeem", torn) == (1, "", "refused (voided): this ticket was voided\n")  # fmt: skip  # noqa: E501
+        for validation, amount, why in ((paid, 1_000, "redeemed already"), (torn, 2_000, "voided")):
+            verdict = await s2.insert_ticket(validation, amount)
+            assert not verdict.accept and why in verdict.reason, verdict
+        assert credits(service, "s2") == 0
         await service.casino.stations.drain()
         assert_reconciles(service, "s1", "s2")
 

@@ -112,6 +112,32 @@ def test_a_wager_is_debited_when_accepted_and_credited_at_settlement(store: Stor
     ]
 
 
+def test_an_accounts_history_after_a_batch_and_a_batch_by_its_key(store: Store) -> None:
+    """``history_after``: an account's transfers in the batches after a sequence number, in
+    order, with each batch's number (a reader's cursor); ``batch``: one batch by its key."""
+    ledger = _ledger(store)
+    grant = ledger.history_after(ALICE, 0)
+    assert [(key, t.amount) for _, key, t in grant] == [("grant:alice", 10_000)]
+    ((first_seq, _, _),) = grant
+    bet = ledger.post("bet:r1:alice:b1", [Transfer(ALICE, OPEN_WAGERS, 500, "wager", "r1", "b1")])
+    ledger.post("other", [Transfer(PLAY_MONEY_ISSUER, HOUSE, 1, "grant")])  # not Alice's
+    win = [
+        Transfer(OPEN_WAGERS, ALICE, 500, "stake returned", "r1", "b1"),
+        Transfer(HOUSE, ALICE, 475, "winnings", "r1", "b1"),
+    ]
+    settled = ledger.post("settle:r1:alice:b1", win)
+    after = ledger.history_after(ALICE, first_seq)
+    assert [(seq, key, t) for seq, key, t in after] == [
+        (bet.sequence, "bet:r1:alice:b1", Transfer(ALICE, OPEN_WAGERS, 500, "wager", "r1", "b1")),
+        (settled.sequence, "settle:r1:alice:b1", win[0]),
+        (settled.sequence, "settle:r1:alice:b1", win[1]),
+    ]
+    assert ledger.history_after(ALICE, settled.sequence) == []
+    assert [t for _, _, t in ledger.history_after(ALICE, 0)] == [t for _, t in ledger.history(ALICE)]  # fmt: skip  # noqa: E501
+    assert ledger.batch("settle:r1:alice:b1") == win
+    assert ledger.batch("never") == []
+
+
 def test_a_retried_batch_is_never_applied_twice(store: Store) -> None:
     ledger = _ledger(store)
     bet = [Transfer(ALICE, OPEN_WAGERS, 500, "wager", "r1", "b1")]
