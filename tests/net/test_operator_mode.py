@@ -4,11 +4,17 @@ with PyJWT), are funded through `croupier wallet`, and play with real-money bala
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import hmac
+import json
 import time
 from pathlib import Path
 
 import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from websockets.asyncio.client import connect
 
 from server.cli.main import main
@@ -40,7 +46,8 @@ betting_seconds = 10
 """
 
 
-def _token(sub: str = "p-42", secret: str = SECRET, **claims: object) -> str:
+def _claims(sub: object = "p-42", **claims: object) -> dict[str, object]:
+    """The platform's claims, each of ``claims`` changed (None: left out)."""
     payload: dict[str, object] = {
         "sub": sub,
         "name": "Pat",
@@ -49,7 +56,30 @@ def _token(sub: str = "p-42", secret: str = SECRET, **claims: object) -> str:
         "exp": int(time.time()) + 600,
     }
     payload.update(claims)
-    return jwt.encode(payload, secret, "HS256")
+    return {k: v for k, v in payload.items() if v is not None}
+
+
+def _token(sub: object = "p-42", secret: str = SECRET, **claims: object) -> str:
+    return jwt.encode(_claims(sub, **claims), secret, "HS256")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unsigned() -> str:
+    """A token with ``alg: none`` and no signature (RFC 7519 §6), claims otherwise good."""
+    head = _b64(json.dumps({"alg": "none", "typ": "JWT"}).encode())
+    return f"{head}.{_b64(json.dumps(_claims()).encode())}."
+
+
+def _signed_hs256(claims: dict[str, object], secret: bytes) -> str:
+    """HS256 by hand, with any secret (PyJWT refuses a public key as an HMAC secret, which
+    is what the algorithm confusion attack does)."""
+    head = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    signed = f"{head}.{_b64(json.dumps(claims).encode())}"
+    mac = hmac.new(secret, signed.encode(), hashlib.sha256).digest()
+    return f"{signed}.{_b64(mac)}"
 
 
 async def _hello(port: int, **fields: object) -> object:
@@ -72,9 +102,54 @@ def test_tokens_are_verified_and_bad_ones_refused(tmp_path: Path) -> None:
                 ({"token": _token(aud="elsewhere")}, "bad_token"),
                 ({"token": _token(iss="someone")}, "bad_token"),
                 ({"token": "not-a-jwt"}, "bad_token"),
+                ({"token": _token(exp=None)}, "bad_token"),  # exp is required
+                ({"token": _unsigned()}, "bad_token"),  # alg "none"
+                ({"token": _token(sub="station:s1")}, "bad_token"),  # a station's identity
+                ({"token": _token(sub="p" * 200)}, "bad_token"),
+                ({"token": _token(sub=42)}, "bad_token"),
+                ({"token": _token(sub=None)}, "bad_token"),
+                ({"token": _token(nbf=int(time.time()) + 600)}, "bad_token"),  # not yet valid
             ]:
                 reply = await _hello(service.port, **fields)
                 assert isinstance(reply, ErrorMessage) and reply.code == code, (fields, reply)
+
+    asyncio.run(scenario())
+
+
+def _pem(public: rsa.RSAPublicKey | ec.EllipticCurvePublicKey) -> bytes:
+    return public.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+@pytest.mark.parametrize("algorithm", ["RS256", "ES256"])
+def test_tokens_signed_with_the_platforms_private_key_are_verified_with_its_public_key(
+    tmp_path: Path, algorithm: str
+) -> None:
+    """``jwt_public_key_file``: the platform signs with its private key (RS256 or ES256); a
+    token signed by another key, or signed HS256 with the public key's text as the secret
+    (the algorithm confusion attack), is refused."""
+    if algorithm == "RS256":
+        key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey = rsa.generate_private_key(65537, 2048)  # fmt: skip  # noqa: E501
+        other: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey = rsa.generate_private_key(65537, 2048)  # fmt: skip  # noqa: E501
+    else:
+        key, other = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())  # fmt: skip  # noqa: E501
+    pem = tmp_path / "platform.pem"
+    pem.write_bytes(_pem(key.public_key()))
+    tables = TABLES.replace(
+        f'jwt_secret = "{SECRET}"',
+        f'jwt_public_key_file = "{pem}"\njwt_algorithms = ["{algorithm}"]',
+    )
+
+    async def scenario() -> None:
+        async with live_service(tmp_path, tables) as service:
+            welcome = await _hello(service.port, token=jwt.encode(_claims(), key, algorithm))
+            assert isinstance(welcome, Welcome) and welcome.player_id == "p-42", welcome
+            forged = jwt.encode(_claims(), other, algorithm)
+            confused = _signed_hs256(_claims(), pem.read_bytes())
+            for token in (forged, confused):
+                reply = await _hello(service.port, token=token)
+                assert isinstance(reply, ErrorMessage) and reply.code == "bad_token", reply
 
     asyncio.run(scenario())
 
