@@ -456,8 +456,7 @@ class DeviceHub:
                     hello = hellos[-1]
         finally:
             ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ticker
+            await asyncio.wait([ticker])  # not suppress(): this task's own cancel goes on
             if channel.writer is writer and hello is None:
                 channel.writer = None
                 log.warning("device disconnected", extra={"device": channel.device.id})

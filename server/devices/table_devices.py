@@ -9,7 +9,6 @@ resolves once the dealer answers — a record, a ``Hold`` (the core asks again),
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -108,8 +107,8 @@ class TableDevices:
             await asyncio.wait({sleep, changed}, return_when=asyncio.FIRST_COMPLETED)
             for task in (sleep, changed):
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            # not suppress(CancelledError) around each: that swallowed this task's own cancel
+            await asyncio.wait({sleep, changed})
             if self.clock.now() >= deadline:
                 self._perform(self.dealer.tick(self.clock.now()))
 

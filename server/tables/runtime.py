@@ -12,7 +12,6 @@ injected clock. The last ``history`` events are kept so a reconnecting viewer ca
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -211,8 +210,11 @@ class TableRuntime:
         done, pending = await asyncio.wait({get, sleep}, return_when=asyncio.FIRST_COMPLETED)
         for task in pending:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if pending:
+            # Their ends, awaited with asyncio.wait: a suppress(CancelledError) around each
+            # also swallowed a cancellation of this task arriving meanwhile, and a table a
+            # node abandoned (its lease lost) then played on, and the node waited forever.
+            await asyncio.wait(pending)
         return get.result() if get in done else cmd.Tick()
 
     async def _perform(self, effects: list[Any]) -> None:

@@ -10,6 +10,7 @@ import time
 import traceback
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 from server.cluster.node import BUS_STOP_SECONDS, LEAVE_SECONDS, place
 from server.config import parse_config
@@ -70,16 +71,25 @@ async def stop_node(service: Service) -> None:
         return stopping.result()
     for task in asyncio.all_tasks():
         if task is not asyncio.current_task():
-            task.print_stack(file=sys.stderr)
+            print(f"{task!r} waits at:\n{waiting_at(task)}", file=sys.stderr)
     name = service.cluster.node_id if service.cluster is not None else "the service"
     raise AssertionError(f"{name} did not stop within {STOP_SECONDS:g} s (its tasks: stderr)")
 
 
-def waiting_at(task: asyncio.Task[None] | None) -> str:
-    """Where ``task`` is suspended now (its coroutine's frames), for a failure's message."""
+def waiting_at(task: asyncio.Task[Any] | None) -> str:
+    """Where ``task`` is suspended now, for a failure's message: the whole chain of
+    coroutines it awaits, down to the innermost (``Task.get_stack`` shows only the
+    outermost coroutine's frame)."""
     if task is None or task.done():
         return f"{task}"
-    frames = [(f, f.f_lineno) for f in task.get_stack(limit=30)]
+    frames = []
+    awaited: Any = task.get_coro()
+    while awaited is not None and len(frames) < 60:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if frame is None:
+            break
+        frames.append((frame, frame.f_lineno))
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
     return "".join(traceback.StackSummary.extract(frames).format())
 
 

@@ -83,7 +83,16 @@ async def play_through(
                         f"redis {c.redis_ok}, database {c.database_ok}, loop {c._task}"
                     ) from None
             since = [len(p.acked) for p in players]
-            await each_bets(players, tasks, since, what="each player bet again", timeout=PATIENCE)
+            try:
+                await each_bets(players, tasks, since, what="each player bet again", timeout=PATIENCE)  # fmt: skip  # noqa: E501
+            except AssertionError as exc:
+                urls = {s.port: s.cluster.node_id for s in (a, b) if s.cluster}
+                stuck = [
+                    (p.player_id, p.table, urls.get(_port(p.url)), len(p.rounds_seen))
+                    for p, n in zip(players, since, strict=True)
+                    if len(p.acked) <= n
+                ]
+                raise AssertionError(f"{exc}\n{stuck}\n{where_the_nodes_are(a, b)}") from None
         finally:
             await stop_players(stop, tasks)
     finally:
@@ -92,6 +101,35 @@ async def play_through(
         finally:
             await stop_node(a)
     return players
+
+
+def _port(url: str) -> int:
+    return int(url.split(":")[2].split("/")[0])
+
+
+def where_the_nodes_are(*nodes: Service) -> str:
+    """For a failure's message: each node's tables, the owners it last read, and where its
+    tick and its takes and hand-overs are waiting."""
+    lines = []
+    for s in nodes:
+        c = s.cluster
+        assert c is not None
+        lines.append(
+            f"{c.node_id}: owned {sorted(c.owned)}, runs {sorted(s.casino.tables)}, "
+            f"owners {c.owners}, redis {c.redis_ok}, database {c.database_ok}"
+        )
+        lines.append(f"  tick at:\n{waiting_at(c._task)}")
+        for table_id, door in c.doors.items():
+            table = s.casino.tables.get(table_id)
+            lines.append(
+                f"  door {table_id}: viewers {[(v.player_id, r) for v, r in door.viewers.items()]}, "  # noqa: E501
+                f"held {[v.player_id for v in door._held]}, floor "
+                f"{[(v.player_id, f) for v, f in door._floor.items()]}, runtime "
+                f"{None if table is None else (table.round_id, table.phase, table.viewers is door.viewers)}"  # noqa: E501
+            )
+        for table_id, task in c._busy.items():
+            lines.append(f"  busy with {table_id} at:\n{waiting_at(task)}")
+    return "\n".join(lines)
 
 
 async def stopped_every_table(a: Service, b: Service) -> None:

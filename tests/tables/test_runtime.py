@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from server.journal import RoundStatus
+from server.tables.core.commands import Tick
 from tests.tables.harness import Harness, RecordingViewer
 
 
@@ -158,5 +159,27 @@ def test_stopping_a_table_voids_the_open_round_and_returns_every_wager() -> None
         await h.stop()
         assert h.journal.status(r) is RoundStatus.VOIDED
         assert h.balance("alice") == 10_000 and h.ledger.balance("wagers:open") == 0
+
+    run(scenario())
+
+
+def test_a_table_task_cancelled_at_any_moment_of_its_wait_ends() -> None:
+    """A cluster node abandons a table whose lease it lost by cancelling its task and
+    waiting for it: the cancellation must end the task wherever it lands — also while the
+    table is tidying up the waits it no longer needs (a deadline came first), which once
+    swallowed it: the table played on and the node waited forever."""
+
+    async def scenario() -> None:
+        h = Harness("roulette")
+        await h.start()
+        h.table._deadline = h.clock.now()  # the deadline has come: the sleep ends at once
+        for turns in range(8):  # each moment of _next, turn by turn
+            task = asyncio.ensure_future(h.table._next())
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            requested = task.cancel()  # False once it has returned (a Tick)
+            await asyncio.wait([task])
+            assert task.cancelled() if requested else isinstance(task.result(), Tick), turns
+        await h.stop()
 
     run(scenario())
