@@ -331,3 +331,20 @@ describe("the main display above the table", () => {
     await screenshot(display, "display", false);
   });
 });
+
+describe("the lobby", () => {
+  it("offers the stations' table to watch, not to play, and says why", async () => {
+    const page = await screenPage({ width: 1280, height: 900 }, false);
+    await page.goto(`${server.url}/`);
+    const card = page.locator('[data-table="lucky"]');
+    await card.waitFor();
+    expect(await page.getByTestId("play-lucky").count()).toBe(0);
+    expect(await page.getByTestId("stations-only-lucky").textContent()).toBe("Played at its player stations on the casino floor — you can watch.");
+    await screenshot(page, "lobby-stations-only", false);
+    await page.getByTestId("watch-lucky").click();
+    await page.waitForSelector('.table-view[data-game="baccarat"]');
+    await expect.poll(() => page.locator(".role-note").textContent()).toMatch(/Watching/);
+    expect(await page.locator(".chip-rack").isVisible()).toBe(false);
+    await page.close();
+  });
+});

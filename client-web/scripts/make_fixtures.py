@@ -132,6 +132,7 @@ SERVER: dict[str, Any] = {
                 closes_in_ms=None,
                 last_results=[],
                 automated=True,
+                stations_only=True,
             ),
             TableSummary(
                 table="casino-war",

@@ -132,19 +132,24 @@ export class LobbyView {
         ),
       ),
       results,
+      t.stations_only
+        ? el("p", { class: "stations-note", "data-testid": `stations-only-${t.table}`, text: "Played at its player stations on the casino floor — you can watch." })
+        : null,
       el(
         "div",
         { class: "actions" },
+        t.stations_only
+          ? null
+          : el("button", {
+              class: "btn primary",
+              "data-focus-key": `play-${t.table}`,
+              "data-testid": `play-${t.table}`,
+              disabled: full,
+              "aria-label": `Play at ${t.name}`,
+              text: full ? "Full" : "Play",
+            }),
         el("button", {
-          class: "btn primary",
-          "data-focus-key": `play-${t.table}`,
-          "data-testid": `play-${t.table}`,
-          disabled: full,
-          "aria-label": `Play at ${t.name}`,
-          text: full ? "Full" : "Play",
-        }),
-        el("button", {
-          class: "btn",
+          class: t.stations_only ? "btn primary" : "btn",
           "data-focus-key": `watch-${t.table}`,
           "data-testid": `watch-${t.table}`,
           "aria-label": `Watch ${t.name}`,

@@ -177,6 +177,8 @@ export interface TableSummary {
   automated: boolean;
   /** Each seat is a betting box: `seats` boxes, one per player. */
   boxed: boolean;
+  /** Its player stations only play it: anyone else may watch (absent from older servers). */
+  stations_only?: boolean;
 }
 export interface Lobby {
   type: "lobby";

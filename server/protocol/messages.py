@@ -257,6 +257,8 @@ class TableSummary(msgspec.Struct, frozen=True):
     last_results: list[str]
     automated: bool = False
     boxed: bool = False  # each seat is a betting box: ``seats`` boxes, one per player
+    # Its player stations only play it (docs/electronic-tables.md): anyone else may watch.
+    stations_only: bool = False
 
 
 class Lobby(_Message, tag="lobby"):

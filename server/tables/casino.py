@@ -482,7 +482,12 @@ class Casino:
             last_results=list(table.last_results)[-10:],
             automated=table.game.automated,
             boxed=table.game.boxed,
+            stations_only=self.stations_only(s.id),
         )
+
+    def stations_only(self, table_id: str) -> bool:
+        """Whether the table seats its player stations only (it has stations)."""
+        return self.stations is not None and table_id in self.stations.tables
 
     def rules(self, table_id: str) -> Rules | None:
         """The table's rules and paytables: from its configuration, wherever it runs."""

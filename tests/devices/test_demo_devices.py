@@ -14,10 +14,20 @@ import time
 from pathlib import Path
 
 import pytest
+from websockets.asyncio.client import connect
 
 from server.cli.main import main
 from server.devices.demo import DEVICES, STATION_TABLE, STATIONS, DemoDevices
 from server.net.bot import run_bot
+from server.protocol.codec import decode_server, encode
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    Hello,
+    ListTables,
+    Lobby,
+    TableSummary,
+    Welcome,
+)
 from tests.devices.test_device_tables import (
     assert_money_intact,
     records,
@@ -88,6 +98,10 @@ def test_croupier_serve_demo_devices_connects_every_simulated_device(tmp_path: P
         while out_file.read_text().count("touchscreen:") < len(STATIONS):
             assert time.monotonic() < deadline and server.poll() is None, out_file.read_text()
             time.sleep(0.1)
+        # The lobby says which table seats its stations only, before anyone tries to sit.
+        lines = asyncio.run(_lobby(f"ws://127.0.0.1:{port}/ws"))
+        assert {t.table for t in lines if t.stations_only} == {STATION_TABLE}
+        assert len(lines) > 1
     finally:
         stop(server, timeout=30)
     assert server.returncode == 0, log.read_text()[-2000:]
@@ -95,3 +109,14 @@ def test_croupier_serve_demo_devices_connects_every_simulated_device(tmp_path: P
     assert f"main display: http://127.0.0.1:{port}/display/{STATION_TABLE}" in printed
     for station in STATIONS:
         assert f"{station} touchscreen: http://127.0.0.1:{port}/station/{station}#token=" in printed
+
+
+async def _lobby(url: str) -> list[TableSummary]:
+    """The lobby as an outside client gets it: hello, then ``list_tables``."""
+    async with connect(url, compression=None) as ws:
+        await ws.send(encode(Hello(version=PROTOCOL_VERSION, name="lobby")))
+        assert isinstance(decode_server(await ws.recv()), Welcome)
+        await ws.send(encode(ListTables(ref=1)))
+        while not isinstance(lobby := decode_server(await ws.recv()), Lobby):
+            pass
+        return lobby.tables
