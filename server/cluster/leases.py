@@ -28,11 +28,16 @@ redis.call('SET', KEYS[1], ARGV[1] .. '|' .. token, 'PX', ARGV[2])
 return token
 """
 _RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+local kept = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[i] then
+    redis.call('PEXPIRE', key, ARGV[#ARGV])
+    kept[i] = 1
+  else
+    kept[i] = 0
+  end
 end
-return 0
+return kept
 """
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -70,10 +75,16 @@ class LeaseStore:
         token = int(await self._acquire(keys=keys, args=[node_id, self.lease_ms]))
         return token or None
 
-    async def renew(self, table_id: str, owner: Owner) -> bool:
-        """Extend ``owner``'s lease; False when it is not theirs any more."""
-        value = f"{owner.node_id}|{owner.token}"
-        return bool(await self._renew(keys=[self._lease(table_id)], args=[value, self.lease_ms]))
+    async def renew(self, leases: list[tuple[str, Owner]]) -> list[bool]:
+        """Extend each (table, owner) lease, all in one round trip (a node renews every
+        table it runs each tick, and one trip per table would make a tick as long as the
+        tables times Redis's latency): for each, False when it is not theirs any more."""
+        if not leases:
+            return []
+        keys = [self._lease(table_id) for table_id, _ in leases]
+        values = [f"{owner.node_id}|{owner.token}" for _, owner in leases]
+        kept = await self._renew(keys=keys, args=[*values, self.lease_ms])
+        return [bool(k) for k in kept]
 
     async def release(self, table_id: str, owner: Owner) -> bool:
         value = f"{owner.node_id}|{owner.token}"

@@ -185,27 +185,40 @@ class ClusterNode:
 
     async def leave(self) -> None:
         """Hand every table over and leave (SIGTERM): the node's record goes first, so the
-        others place its tables on themselves; each table finishes its round in play."""
+        others place its tables on themselves; each table finishes its round in play, its
+        lease renewed until it is given back (left to expire, another node took it mid-round
+        and voided the round)."""
         self._leaving = True  # the tick and the probe stop at their next turn
         await cancel_and_wait(task for task in (self._task, self._probe) if task is not None)
-        await asyncio.gather(*self._busy.values(), return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LEAVE_SECONDS
+        renewing = asyncio.create_task(self._keep_renewing(), name="cluster:leaving")
+        late: set[asyncio.Task[None]] = set()
         try:
-            await self.leases.leave(self.node_id)
-        except RedisError:
-            log.warning("cluster: Redis unreachable while leaving; the record expires alone")
-        handing = [asyncio.create_task(self._hand_over(t)) for t in list(self.owned)]
-        if handing:
-            _, late = await asyncio.wait(handing, timeout=LEAVE_SECONDS)
-            if late:  # stop them as a crash would: the next owner recovers their rounds
-                log.error(
-                    "cluster: %d table(s) did not finish their round within %g s of leaving; "
-                    "stopped, their leases left to expire",
-                    len(late),
-                    LEAVE_SECONDS,
-                )
-                await cancel_and_wait(late)
-                for table_id in list(self.owned):
-                    await self.casino.abandon(table_id)
+            if self._busy:  # tables being taken or handed over: their ends first
+                await asyncio.wait(list(self._busy.values()), timeout=LEAVE_SECONDS)
+            try:
+                await self.leases.leave(self.node_id)
+            except RedisError:
+                log.warning("cluster: Redis unreachable while leaving; the record expires alone")
+            for table_id in list(self.owned):
+                if table_id not in self._busy:
+                    self._busy[table_id] = asyncio.create_task(self._hand_over(table_id))
+            handing = list(self._busy.values())
+            if handing:
+                _, late = await asyncio.wait(handing, timeout=max(0.0, deadline - loop.time()))
+        finally:
+            await cancel_and_wait([renewing])  # before any table is stopped: left to expire
+        if late:  # stop them as a crash would: the next owner recovers their rounds
+            log.error(
+                "cluster: %d table(s) did not finish their round within %g s of leaving; "
+                "stopped, their leases left to expire",
+                len(late),
+                LEAVE_SECONDS,
+            )
+            await cancel_and_wait(late)
+            for table_id in list(self.owned):
+                await self.casino.abandon(table_id)
         try:
             await asyncio.wait_for(self.bus.stop(), BUS_STOP_SECONDS)
         except TimeoutError:
@@ -253,19 +266,7 @@ class ClusterNode:
 
     async def _step(self, now: float) -> None:
         await self.leases.heartbeat(self.node_id, self._record())
-        for table_id, owner in list(self.owned.items()):
-            if table_id in self._busy:
-                continue
-            table = self.casino.tables.get(table_id)
-            if table is not None and (not table.available or table.core.finished):
-                # The table closed itself (a write failed: the fence refused it, or the
-                # database is away): give the lease back so its round is recovered.
-                await self._release(table_id, owner, "the table closed")
-                continue
-            if await self.leases.renew(table_id, owner):
-                self.stats.lease_renewals += 1
-            else:
-                await self._lost(table_id, "another node holds its lease now")
+        await self._renew()
         self._renewed_at = now
         nodes = sorted(await self.leases.nodes())
         if self.node_id not in nodes:
@@ -291,6 +292,39 @@ class ClusterNode:
                 self._busy[table_id] = asyncio.create_task(self._take(table_id, start_after))
         self._cold = False
         self.on_owned()
+
+    async def _renew(self) -> None:
+        """Renew the lease of every table the node holds, all in one round trip; stop a
+        table whose lease another node holds now, and give back one that closed itself."""
+        renewing: list[tuple[str, Owner]] = []
+        for table_id, owner in list(self.owned.items()):
+            table = self.casino.tables.get(table_id)
+            closed = table is not None and (not table.available or table.core.finished)
+            if closed and table_id not in self._busy:
+                # The table closed itself (a write failed: the fence refused it, or the
+                # database is away): give the lease back so its round is recovered.
+                await self._release(table_id, owner, "the table closed")
+                continue
+            # A table being taken (recovering its rounds) or handed over (finishing its
+            # round) is renewed as well: it is this node's until the hand-over gives it
+            # back, and a lease left to expire meanwhile let another node take the table
+            # and void the round still being dealt here.
+            renewing.append((table_id, owner))
+        kept = await self.leases.renew(renewing)
+        for (table_id, owner), ok in zip(renewing, kept, strict=True):
+            if ok:
+                self.stats.lease_renewals += 1
+            elif self.owned.get(table_id) == owner:  # not given back meanwhile
+                await self._lost(table_id, "another node holds its lease now")
+
+    async def _keep_renewing(self) -> None:
+        """While the node leaves: its leases renewed every tick (its tick has stopped)."""
+        while True:
+            try:
+                await self._renew()
+            except (RedisError, OSError) as exc:
+                log.error("cluster: leases not renewed while leaving (%s)", exc)
+            await asyncio.sleep(self.tick)
 
     def _spread(self, table_id: str) -> float:
         """Where ``table_id``'s first round starts in a cold cluster: its place among every
@@ -433,6 +467,7 @@ class ClusterNode:
                         last_results=[],
                         automated=game.automated,
                         boxed=game.boxed,
+                        stations_only=self.casino.stations_only(settings.id),
                     )
                 )
         return lines

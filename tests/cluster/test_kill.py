@@ -20,7 +20,6 @@ import re
 import signal
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,10 +28,11 @@ from redis import Redis
 
 from server.cluster.node import place
 from server.config import demo_config_text
-from server.pg_storage import connect
+from tests.cluster import state
 from tests.cluster.books import check_books, check_linked_meters
 from tests.cluster.nodes import Node, nginx_for, start_node
 from tests.cluster.players import Acked, ChaosPlayer, check_running, each_bets, stop_players
+from tests.cluster.state import fence_of, finish, lease_of, owner_of, rounds_opened
 from tests.redis_server import RedisServer
 
 T = TypeVar("T")
@@ -98,65 +98,12 @@ def cluster(tmp_path: Path, redis_server: RedisServer, postgres_url: str) -> Ite
             node.kill()
 
 
-def lease_of(redis: Redis, table_id: str) -> tuple[str, int] | None:
-    """The node holding ``table_id``'s lease and its token (None while nobody holds it)."""
-    value = redis.get(f"croupier:lease:{table_id}")
-    if not value:
-        return None
-    node, _, token = value.decode().rpartition("|")
-    return node, int(token)
-
-
-def owner_of(redis: Redis, table_id: str) -> str | None:
-    lease = lease_of(redis, table_id)
-    return lease[0] if lease else None
-
-
-def rounds_opened(database: str, table_id: str) -> int:
-    with connect(database) as conn:
-        row = conn.execute("SELECT count(*) FROM rounds WHERE table_id = %s", (table_id,)).fetchone()  # fmt: skip  # noqa: E501
-    return int(row[0]) if row else 0
-
-
 def waited(check: Callable[[], T | None], what: str, timeout: float = PATIENCE) -> T:
-    """``check()``'s first true value, asked every 50 ms; an error naming ``what`` never
-    happened after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        assert time.monotonic() < deadline, f"{what}: not after {timeout / LEASE:g} leases"
-        time.sleep(0.05)
-    return value
+    return state.waited(check, what, timeout, LEASE)
 
 
 async def awaited(check: Callable[[], Awaitable[T | None]], what: str) -> T:
-    """``waited`` in a coroutine: ``check`` is awaited (what blocks runs in a thread)."""
-    deadline = time.monotonic() + PATIENCE
-    while not (value := await check()):
-        assert time.monotonic() < deadline, f"{what}: not after {PATIENCE / LEASE:g} leases"
-        await asyncio.sleep(0.02)
-    return value
-
-
-def finish(nodes: list[Node], tmp_path: Path, redis_url: str, database: str) -> None:
-    """Stop every node cleanly (together: each finishes its rounds); a last node recovers
-    whatever a kill left open, then stops too (its tables finish their rounds): nothing is
-    left in play."""
-    with ThreadPoolExecutor(len(nodes)) as pool:
-        list(pool.map(Node.stop, nodes))
-    last = start_node(tmp_path, "node-last", nodes[0].config, redis_url, database)
-    try:
-        last.wait_ready(STARTUP)
-        redis = Redis.from_url(redis_url)
-        try:
-            tables = re.findall(r'^id = "([^"]+)"', nodes[0].config.read_text(), re.M)
-            waited(
-                lambda: all(owner_of(redis, t) == last.node_id for t in tables),
-                "the last node took every table",
-            )
-        finally:
-            redis.close()
-    finally:
-        last.stop()
+    return await state.awaited(check, what, PATIENCE, LEASE)
 
 
 @pytest.mark.slow
@@ -262,7 +209,7 @@ def test_the_owner_of_a_busy_table_is_killed_again_and_again(
 
     players = asyncio.run(play())
     redis.close()
-    finish(cluster, tmp_path, redis_server.url, postgres_url)
+    finish(cluster, tmp_path, redis_server.url, postgres_url, startup=STARTUP, patience=PATIENCE, lease=LEASE)  # fmt: skip  # noqa: E501
     acked = [bet for p in players for bet in p.acked]
     report = sorted(failovers)
     print(f"failover leases over {len(report)} kills: min {report[0]:.2f}, "
@@ -272,15 +219,6 @@ def test_the_owner_of_a_busy_table_is_killed_again_and_again(
     check_books(postgres_url, acked)
     contributions = check_linked_meters(postgres_url, SEEDS)
     assert all(contributions.values()), f"every linked meter grew: {contributions}"
-
-
-def fence_of(postgres_url: str, table_id: str) -> tuple[int, str]:
-    """The fencing token and node the shared database holds for ``table_id`` (0 if none yet)."""
-    with connect(postgres_url) as conn:
-        row = conn.execute(
-            "SELECT token, node_id FROM table_fences WHERE table_id = %s", (table_id,)
-        ).fetchone()
-    return (int(row[0]), str(row[1])) if row else (0, "")
 
 
 def test_a_node_paused_past_its_lease_writes_nothing_when_it_resumes(
@@ -353,5 +291,5 @@ def test_a_node_paused_past_its_lease_writes_nothing_when_it_resumes(
     # been handed back to its placed node, but only under a newer token still.
     assert fence_of(postgres_url, BUSY)[0] > held[0]
     redis.close()
-    finish(cluster, tmp_path, redis_server.url, postgres_url)
+    finish(cluster, tmp_path, redis_server.url, postgres_url, startup=STARTUP, patience=PATIENCE, lease=LEASE)  # fmt: skip  # noqa: E501
     check_books(postgres_url, [])

@@ -47,16 +47,21 @@ def test_one_owner_per_table_and_tokens_that_only_grow(redis_server: RedisServer
             assert first == 1
             assert 0 < await redis.pttl(lease) <= LONG_MS  # it expires, a lease time on
             assert await leases.acquire("bac", "b") is None  # held: nobody else gets it
-            assert await leases.renew("bac", Owner("a", 1))
-            assert not await leases.renew("bac", Owner("b", 1))  # not b's to renew
+            assert await leases.renew([("bac", Owner("a", 1))]) == [True]
+            assert await leases.renew([("bac", Owner("b", 1))]) == [False]  # not b's to renew
             assert await leases.owners() == {"bac": Owner("a", 1)}
             # a's last renewal, with a short lease time: it expires that long after
-            assert await short.renew("bac", Owner("a", 1))
+            assert await short.renew([("bac", Owner("a", 1))]) == [True]
             assert await redis.pttl(lease) <= SHORT_MS  # (-2: already expired)
             await _gone(redis, lease)  # a stops renewing: the lease expires
             assert await leases.owners() == {}
             assert await leases.acquire("bac", "b") == 2
-            assert not await leases.renew("bac", Owner("a", 1))  # a lost it
+            assert await leases.renew([("bac", Owner("a", 1))]) == [False]  # a lost it
+            # many at once, each on its own: b's held, a's lost, none for "nope"
+            assert await leases.acquire("war", "b") == 1
+            renewed = [("bac", Owner("a", 1)), ("war", Owner("b", 1)), ("nope", Owner("a", 1))]
+            assert await leases.renew(renewed) == [False, True, False]
+            assert await leases.renew([]) == []
             assert not await leases.release("bac", Owner("a", 1))  # and cannot free it
             assert await leases.release("bac", Owner("b", 2))
             assert await leases.acquire("bac", "a") == 3
