@@ -162,7 +162,7 @@ def test_a_third_node_joins_a_busy_pair(cluster: Cluster) -> None:
             cluster.seat("node-b", 100)
             await cluster.settled()
             await cluster.play_on(rounds=1)
-            cluster.start("node-c")
+            await asyncio.to_thread(cluster.start, "node-c")  # players play on meanwhile
             cluster.seat("node-c", 200)
             await cluster.settled()
             await cluster.play_on()
