@@ -12,6 +12,7 @@ The shared stores' tests get a real PostgreSQL database of their own (``postgres
 cluster's a real Redis server of their own (``redis_server``).
 """
 
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -135,3 +136,16 @@ def redis_server(redis_process: RedisServer) -> RedisServer:
         redis_process.start()  # a test stopped it
     redis_process.flush()
     return redis_process
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_kept() -> Iterator[None]:
+    """The root logger as each test found it. ``croupier serve`` run in-process
+    (``main(["serve", …])``) installs its own handler on the root logger, writing to the
+    ``sys.stderr`` of that moment — pytest's capture of that test, closed after it: every
+    later log line of the worker then printed "Logging error" into another test's stderr."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
