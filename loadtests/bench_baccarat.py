@@ -10,7 +10,8 @@ virtual shoe has its own benchmark):
 * engine — a full ``BaccaratRound``: open, place one wager on every spot (plus a Banker
   wager), close, four to six chance requests answered, every wager settled, every event built.
 
-Target (DESIGN.md): ≥ 50,000 baccarat rounds with full side-wager settlement per CPU-second.
+Target (docs/architecture.md, "Performance targets"): ≥ 50,000 baccarat rounds with full
+side-wager settlement per CPU-second.
 
     .venv/bin/python -m loadtests.bench_baccarat            # writes the baccarat section
     .venv/bin/python -m loadtests.bench_baccarat --no-write
@@ -116,7 +117,8 @@ def render(rows: list[tuple[str, int, float]], rounds: int) -> str:
     lines += [
         "",
         f"Target: ≥ {TARGET:,} rounds with full side-wager settlement per CPU-second "
-        f"(DESIGN.md). Rows meeting it: {', '.join(met) if met else 'none'}. A full engine "
+        '(docs/architecture.md, "Performance targets"). '
+        f"Rows meeting it: {', '.join(met) if met else 'none'}. A full engine "
         "round also validates every placement and builds a frozen event per bet, card, "
         'third-card decision and settlement; see docs/par-sheets.md, "Performance".',
     ]

@@ -1,8 +1,8 @@
 """Benchmark: card draws per second and a full 8-deck shoe dealt, for each source.
 
 Baseline, measured in the same run: ``secrets.SystemRandom().shuffle`` of a 416-card list
-(CPython's OS-backed shuffle). Target (DESIGN.md): a full 8-deck shoe dealt in ≤ 5 ms with
-the HMAC_DRBG.
+(CPython's OS-backed shuffle). Target (docs/architecture.md, "Performance targets"): a full
+8-deck shoe dealt in ≤ 5 ms with the HMAC_DRBG.
 
     .venv/bin/python -m loadtests.bench_rng            # writes the rng section of BENCHMARKS.md
     .venv/bin/python -m loadtests.bench_rng --no-write

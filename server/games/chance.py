@@ -1,7 +1,7 @@
 """Chance requests: what an engine asks its caller for instead of rolling dice itself.
 
-Like OpenSpiel's chance nodes (DESIGN.md principle 2): the engine says which card or wheel
-result it needs next; the table answers from the virtual shoe or wheel (``rng``), from a
+Like OpenSpiel's chance nodes (docs/architecture.md, principle 2): the engine says which card
+or wheel result it needs next; the table answers from the virtual shoe or wheel (``rng``), from a
 card-reading shoe or automated wheel (devices), or from a scripted list (tests, par sheets).
 Every answer is journaled before it takes effect, so replay and recovery rebuild it.
 """

@@ -1,4 +1,4 @@
-"""Errors of the rule engines, split by who is to blame (DESIGN.md principle 5).
+"""Errors of the rule engines, split by who is to blame (docs/architecture.md, principle 5).
 
 ``IllegalAction`` is the player's (or client's) doing: a wager the table does not offer, an
 amount out of limits, a command out of phase. It carries a stable ``code`` for the wire
@@ -65,7 +65,7 @@ class InvariantViolation(GameError):
 
 
 def allowed(verify: Callable[..., object], *args: object) -> bool:
-    """Ask (DESIGN.md principle 5): would ``verify(*args)`` — an engine's ``verify_x`` —
+    """Ask (docs/architecture.md, principle 5): would ``verify(*args)`` — an engine's ``verify_x`` —
     accept the command? Its ``IllegalAction`` becomes False; nothing changes."""
     try:
         verify(*args)

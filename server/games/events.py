@@ -2,7 +2,7 @@
 
 Engines return tuples of events from each command. Game-specific events (a third-card
 decision, a War choice, a hole-card range) live beside their game; these are the ones every
-table has. Events are never subclassed (DESIGN.md principle 4).
+table has. Events are never subclassed (docs/architecture.md, principle 4).
 
 They are frozen msgspec Structs with ``gc=False``: cheap to build (rounds build dozens), and
 untracked by the cyclic garbage collector, which is safe because a frozen value whose fields

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BET_ACK_BUCKETS", "Cell", "CounterFamily", "Histogram", "Metrics", "Registry"]
 
-# Seconds. The target is p99 <= 10 ms (DESIGN.md); the buckets resolve it finely and still
-# show a stall of a second.
+# Seconds. The target is p99 <= 10 ms (docs/architecture.md, "Performance targets"); the
+# buckets resolve it finely and still show a stall of a second.
 BET_ACK_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 
 

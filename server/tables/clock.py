@@ -1,4 +1,5 @@
-"""Time, injected (DESIGN.md principle 8): the runtime never reads the wall clock directly.
+"""Time, injected (docs/architecture.md, principle 8): the runtime never reads the wall clock
+directly.
 
 ``SystemClock`` uses the event loop's monotonic clock. ``ManualClock`` only moves when a test
 calls ``advance``, so tests of betting windows and decision deadlines never sleep.

@@ -1,4 +1,4 @@
-"""Turning wagers and settlements into ledger batches (DESIGN.md "Money and wagers").
+"""Turning wagers and settlements into ledger batches (docs/architecture.md, "Money").
 
 A wager is debited to ``wagers:open`` when accepted and settled from there: the stake back to
 the player (or to the house when lost) and any winnings from the house. Every batch key names

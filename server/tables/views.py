@@ -1,4 +1,4 @@
-"""What each viewer may see of an engine event (DESIGN.md "Tables, protocol and clients").
+"""What each viewer may see of an engine event (docs/protocol.md).
 
 Events become wire dictionaries here: cards as codes, enums as values, exact odds as "p/q".
 Two rules keep secrets:

@@ -1,7 +1,7 @@
 """The ledger's vocabulary: accounts, transfers, batches, and the protocol implementations keep.
 
 Accounts are named strings. Players hold ``player:<id>``; a wager accepted at a table moves
-its stake to ``wagers:open`` (debited when accepted, DESIGN.md "Money and wagers"); at
+its stake to ``wagers:open`` (debited when accepted, docs/architecture.md, "Money"); at
 settlement the stake and any winnings move from there and from ``house`` back to the player,
 and a losing stake moves to ``house``. Demo play money is issued by ``issuer:play-money``.
 Only the house and issuers may go negative, so the sum of every balance is always zero —

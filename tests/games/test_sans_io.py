@@ -1,4 +1,4 @@
-"""The rule engines and the table core are sans-I/O (DESIGN.md, principle 1): no clock,
+"""The rule engines and the table core are sans-I/O (docs/architecture.md, principle 1): no clock,
 socket, randomness, serialisation or database reaches into ``server/games`` or
 ``server/tables/core``."""
 

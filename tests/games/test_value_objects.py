@@ -1,5 +1,5 @@
-"""Events, wagers and coups are frozen value objects (DESIGN.md principle 4), untracked by the
-cyclic garbage collector as their modules document.
+"""Events, wagers and coups are frozen value objects (docs/architecture.md, principle 4),
+untracked by the cyclic garbage collector as their modules document.
 
 Checked on the classes as imported, not on their source: a build that loses the class
 keywords (``frozen=True, gc=False``) still imports and plays, but its events are mutable and

@@ -1,5 +1,6 @@
 """Bad input and abuse over real connections: each gets a clear error code or a 4xxx close,
-and the server and every other player carry on (DESIGN.md "Reliability and security")."""
+and the server and every other player carry on (docs/architecture.md, "Reliability and
+security")."""
 
 from __future__ import annotations
 

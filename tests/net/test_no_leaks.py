@@ -1,6 +1,6 @@
 """Every outbound message of full rounds is inspected: no card is sent before it is dealt face
-up (DESIGN.md "No leaks"), burned cards are never sent, and the journal holds each card
-before any viewer sees it."""
+up (docs/architecture.md, "Reliability and security"), burned cards are never sent, and the
+journal holds each card before any viewer sees it."""
 
 from __future__ import annotations
 

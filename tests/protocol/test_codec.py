@@ -1,5 +1,5 @@
 """The wire codec: every bad frame becomes a ProtocolError with a stable code and a message
-that says what and where (DESIGN.md "Bad input")."""
+that says what and where (docs/architecture.md, "Reliability and security")."""
 
 import contextlib
 

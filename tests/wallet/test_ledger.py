@@ -1,5 +1,5 @@
 """The ledger, embedded (SQLite) and shared (PostgreSQL), by one suite: double entry,
-idempotent batches, atomicity, reconciliation (DESIGN.md "Money and wagers": a retry or a
+idempotent batches, atomicity, reconciliation (docs/architecture.md, "Money": a retry or a
 crash can never pay twice or lose a cent), and many posters on several connections racing
 for one balance — the nodes of a cluster — never taking it below zero."""
 

@@ -1,4 +1,4 @@
-"""The Baccarat round: a sans-I/O state machine (DESIGN.md principles 1-5).
+"""The Baccarat round: a sans-I/O state machine (docs/architecture.md, principles 1-5).
 
 It follows ``server.games.round.RoundEngine``: ``open`` → ``place``/``cancel`` → ``close_betting``
 ("no more bets", 631a.9) → answer ``pending()`` card requests one at a time with

@@ -1,4 +1,5 @@
-"""Baccarat's own events: frozen value objects named for what happened (DESIGN.md principle 4).
+"""Baccarat's own events: frozen value objects named for what happened
+(docs/architecture.md, principle 4).
 
 The shared events (``BetAccepted``, ``CardDealt``, ``WagerSettled``, ``RoundSettled`` ...)
 live in ``server.games.events``; these add what only Baccarat announces: the point counts of

@@ -1,6 +1,6 @@
 """Point count, naturals and the third-card rule of Baccarat (631a.6, 631a.11), as data.
 
-The third-card rule is three tables, not nested ifs (DESIGN.md principle 3): whether the
+The third-card rule is three tables, not nested ifs (docs/architecture.md, principle 3): whether the
 Player's Hand draws on each two-card count, whether the Banker's Hand draws when the Player
 stood, and the 631a.11(c) table of the Banker's count against the value of the Player's third
 card. A ``Coup`` is a completed (or initial) deal: the Player's and Banker's cards in the

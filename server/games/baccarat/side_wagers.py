@@ -5,7 +5,7 @@ or on the completed hands), whether it needs a Player or Banker wager beside it 
 and a *qualifier* that names the paytable line the cards make (or None: the wager loses).
 ``judge`` turns that line into a ``Decision`` through the table's ``Paytable``. The engine
 settles real rounds with ``judge`` and the par sheet prices every wager with the same
-``judge``: one copy of the rules (DESIGN.md principle 9).
+``judge``: one copy of the rules (docs/architecture.md, principle 9).
 
 Where a section pays only the highest qualifying award (Harmony, Heavenly 9 Progressive,
 Lucky Nines), the qualifier lists candidate lines from the highest down and the first one

@@ -76,7 +76,7 @@ class RouletteRound(WheelRound[Placement]):
     def wheel_name(self) -> str:
         return self.table.wheel.value
 
-    # --- check, ask, act (DESIGN.md principle 5) ---------------------------------------------
+    # --- check, ask, act (docs/architecture.md, principle 5) --------------------------------
 
     def verify_place(self, wager: Wager) -> Placement:
         """The placement ``wager`` would make, or ``IllegalAction`` saying why not."""

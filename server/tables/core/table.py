@@ -1,4 +1,5 @@
-"""One table as a sans-I/O state machine: commands in, effects out (DESIGN.md principle 1).
+"""One table as a sans-I/O state machine: commands in, effects out (docs/architecture.md,
+principle 1).
 
 ``TableCore`` owns a table's round engine, its seats, its bets' bookkeeping and its sequence
 numbers. It never waits, sleeps, reads a clock, draws a random number or touches a store:

@@ -230,7 +230,7 @@ def test_majestic_match_may_be_placed_alone() -> None:
 
 
 def test_duplicate_bet_id_and_unknown_bet() -> None:
-    # DESIGN.md "Money and wagers": a retried placement is recognised, never charged twice.
+    # docs/architecture.md, "Money": a retried placement is recognised, never charged twice.
     rnd = _round()
     rnd.place(Wager("b", "p", "player", 100))
     _rejects(rnd, Wager("b", "p", "banker", 100), DUPLICATE_BET_ID, "b")

@@ -1,6 +1,6 @@
 """The par sheet is exact: it agrees with an independent brute-force deal of small shoes,
 with the published base-game edges, and it drives the same judging code as the engine
-(631a, 631b; DESIGN.md principle 9)."""
+(631a, 631b; docs/architecture.md, principle 9)."""
 
 from __future__ import annotations
 

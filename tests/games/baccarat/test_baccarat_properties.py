@@ -1,7 +1,7 @@
 """Property tests (hypothesis): for random legal and illegal command sequences money is
-conserved (balances + house result + open wagers is constant, DESIGN.md "Money and
-wagers"), a rejected command changes nothing (principle 5), and settlement is a pure function
-of the cards (631a.12: every round reconstructable card by card)."""
+conserved (balances + house result + open wagers is constant, docs/architecture.md,
+"Money"), a rejected command changes nothing (principle 5), and settlement is a pure
+function of the cards (631a.12: every round reconstructable card by card)."""
 
 from __future__ import annotations
 

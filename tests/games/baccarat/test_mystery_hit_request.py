@@ -1,6 +1,7 @@
-"""The Must-Hit-By Mystery Bonus hit value is a chance request (631b.6(c)(3), DESIGN.md
-principle 2): a table's meter asks for it, the round passes the question on right after "no
-more bets", and the answer (never an event: it is secret) sets it."""
+"""The Must-Hit-By Mystery Bonus hit value is a chance request (631b.6(c)(3);
+docs/architecture.md, principle 2): a table's meter asks for it, the round passes the
+question on right after "no more bets", and the answer (never an event: it is secret) sets
+it."""
 
 from __future__ import annotations
 
