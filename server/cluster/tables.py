@@ -18,6 +18,8 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import RedisError
+
 from server.games.errors import IllegalAction
 from server.protocol.messages import TableSnapshot
 from server.tables.core import commands as cmd
@@ -77,7 +79,16 @@ class ClusterTable:
         self._held[viewer] = (snapshot.seq, self._held[viewer][1])
         resumed = False
         if last_seq is not None:
-            missed = await self.node.bus.since(self.id, last_seq, viewer.player_id, snapshot.seq)
+            try:
+                missed = await self.node.bus.since(
+                    self.id, last_seq, viewer.player_id, snapshot.seq
+                )
+            except (RedisError, OSError) as exc:
+                # The history could not be read: the viewer starts from the snapshot it
+                # has (resumed false), as when its seq is no longer kept. Raising here left
+                # it in the door, its events held for an ``entered`` that never came.
+                log.warning("cluster: history of %s not read for a resume: %s", self.id, exc)
+                missed = None
             if missed is not None:
                 for frame in missed:
                     viewer.deliver(frame)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from redis.exceptions import RedisError
 from websockets.asyncio.client import connect
 
 from server.net.app import Service
@@ -65,6 +66,39 @@ def test_a_viewer_on_another_node_resumes_from_the_tables_history(
                 await client.send(Resume(table="bac-1", last_seq=10**15))
                 joined = await client.expect(Joined, PATIENCE)
                 assert not joined.resumed and joined.snapshot.table == "bac-1"
+
+    asyncio.run(go())
+
+
+def test_a_resume_whose_history_cannot_be_read_gets_a_snapshot_and_the_events_after(
+    tmp_path: Path, redis_server: RedisServer, postgres_url: str
+) -> None:
+    """Redis fails the history read of a resume on a node that does not run the table: the
+    viewer gets the snapshot (``resumed`` false, as for a seq no longer kept) and every
+    event after it — never an error, never a viewer whose events wait for ever."""
+
+    async def go() -> None:
+        async with home_and_other(tmp_path, redis_server, postgres_url, "bac-1") as (owner, other):
+            a, b = owner.cluster, other.cluster
+            assert a is not None and b is not None
+            door = a.doors["bac-1"]
+            await until(lambda: door.runtime() is not None, what="bac-1 runs at its home")
+            last = await watch(other, 3)
+
+            async def unreadable(*args: object) -> None:
+                raise RedisError("Connection closed by server.")
+
+            b.bus.since = unreadable  # type: ignore[method-assign,assignment]
+            async with Client.connect(other, "viewer") as client:
+                await client.send(Resume(table="bac-1", last_seq=last))
+                joined = await client.expect(Joined, PATIENCE)
+                assert not joined.resumed and joined.snapshot.table == "bac-1"
+                seqs = [joined.snapshot.seq]
+                while len(seqs) < 4:
+                    if isinstance(message := await client.next(PATIENCE), TableEvent):
+                        seqs.append(message.seq)
+                assert seqs == list(range(seqs[0], seqs[0] + 4)), "in order, none missing"
+                assert not b.doors["bac-1"]._held  # nobody's events wait for an entered()
 
     asyncio.run(go())
 
