@@ -133,6 +133,13 @@ class Cursor:
     def stored(self) -> dict[str, Any]:
         return {"seq": self.seq, "balance": self.balance, "open": self.open}
 
+    def in_round(self, round_id: str, account: str, transfer: Transfer) -> None:
+        """Add a transfer of a round not counted yet to what that round staked and paid."""
+        staked, paid = round_money(account, [transfer])
+        money = self.open.setdefault(round_id, [0, 0])
+        money[0] += staked
+        money[1] += paid
+
 
 @dataclass(frozen=True)
 class Synced:
@@ -300,10 +307,7 @@ class StationStore:
                 )
                 if transfer.round_id is not None:
                     if f"round:{transfer.round_id}" not in done:
-                        staked, paid = round_money(account, [transfer])
-                        money = cursor.open.setdefault(transfer.round_id, [0, 0])
-                        money[0] += staked
-                        money[1] += paid
+                        cursor.in_round(transfer.round_id, account, transfer)
                 elif transfer.kind in CASH_KINDS and key not in done:
                     fold_cash(row.meters, transfer)
                     counted.append(key)
@@ -355,12 +359,8 @@ class StationStore:
         with self._lock:
             done = self._metered(self._db, station, [f"round:{t.round_id}" for t in fresh])
         for transfer in fresh:
-            if f"round:{transfer.round_id}" in done:
-                continue
-            staked, paid = round_money(account, [transfer])
-            money = cursor.open.setdefault(str(transfer.round_id), [0, 0])
-            money[0] += staked
-            money[1] += paid
+            if f"round:{transfer.round_id}" not in done:
+                cursor.in_round(str(transfer.round_id), account, transfer)
         return cursor.open
 
     def in_play(self, station: str, read_after: ReadAfter) -> int:

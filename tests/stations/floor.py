@@ -19,6 +19,8 @@ from server.net.app import Service
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import (
     PROTOCOL_VERSION,
+    CashedOut,
+    CashOut,
     ErrorMessage,
     Hello,
     Join,
@@ -267,6 +269,18 @@ async def screen(service: Service, token: str | None = None, name: str = "Ann") 
         finally:
             await s.close()
         s.check()  # an error after the block's last look fails it too
+
+
+async def ticket_for_a_bill(service: Service, station: StationSimulator, amount: int) -> CashedOut:  # fmt: skip  # noqa: E501
+    """A bill of ``amount`` into ``station`` (which holds no credits), then CASH OUT on its
+    touchscreen once it shows them: the ticket printed."""
+    assert (await station.insert_bill(amount)).accept
+    async with screen(service, station.screen_token) as touch:
+        assert await until(lambda: touch.last(StationStatus) is not None)
+        assert await until(lambda: touch.station().credits == amount)
+        ticket = await touch.ask(CashOut())
+    assert isinstance(ticket, CashedOut), ticket
+    return ticket
 
 
 async def join(s: Screen, table: str = "lucky", role: str = "player") -> Any:

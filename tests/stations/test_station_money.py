@@ -44,6 +44,7 @@ from tests.stations.floor import (
     running,
     screen,
     stations,
+    ticket_for_a_bill,
     until,
 )
 
@@ -283,11 +284,7 @@ async def test_a_ticket_is_credited_only_once_stacked_and_held_for_its_station_m
     """The reader of s2 jams and gives the ticket back: nothing is credited and the ticket is
     good again. While a reader holds a ticket, nobody else may redeem it."""
     async with running(tmp_path) as service, stations(service, "s1", "s2") as (s1, s2):
-        assert (await s1.insert_bill(1_000)).accept
-        async with screen(service, s1.screen_token) as touch:
-            assert await until(lambda: touch.last(StationStatus) is not None)
-            ticket = await touch.ask(CashOut())
-            assert isinstance(ticket, CashedOut)
+        ticket = await ticket_for_a_bill(service, s1, 1_000)
         s2.stack_fail = True
         jammed = await s2.insert_ticket(ticket.validation, 1_000)
         assert jammed.accept  # good, but the stacker jammed: the ticket went back
@@ -318,11 +315,7 @@ async def test_a_ticket_whose_redemption_is_posted_reads_redeemed_before_its_row
     is told the ticket was redeemed already — never that it is being redeemed elsewhere —
     and the cashier's command says the same."""
     async with running(tmp_path) as service, stations(service, "s1", "s2") as (s1, s2):
-        assert (await s1.insert_bill(1_000)).accept
-        async with screen(service, s1.screen_token) as touch:
-            assert await until(lambda: touch.last(StationStatus) is not None)
-            ticket = await touch.ask(CashOut())
-            assert isinstance(ticket, CashedOut)
+        ticket = await ticket_for_a_bill(service, s1, 1_000)
         store, v = service.stations_store, ticket.validation
         # The cage's redemption, between its two commits: its reader held the ticket, the
         # money has moved, the row still says held.
@@ -359,16 +352,8 @@ async def test_the_cashier_pays_one_ticket_and_voids_another_beside_the_running_
         return code, printed.out, printed.err
 
     async with running(tmp_path) as service, stations(service, "s1", "s2") as (s1, s2):
-        paid_out = []
-        for bill in (1_000, 2_000):
-            assert (await s1.insert_bill(bill)).accept
-            async with screen(service, s1.screen_token) as touch:
-                assert await until(lambda: touch.last(StationStatus) is not None)
-                assert await until(lambda b=bill: touch.station().credits == b)  # type: ignore[misc]
-                ticket = await touch.ask(CashOut())
-                assert isinstance(ticket, CashedOut)
-                paid_out.append(ticket.validation)
-        paid, torn = paid_out
+        paid = (await ticket_for_a_bill(service, s1, 1_000)).validation
+        torn = (await ticket_for_a_bill(service, s1, 2_000)).validation
         capsys.readouterr()
         assert await cashier_says("redeem", paid) == (0, f"{paid}: paid 1000 (issued by s1)\n", "")
         assert await cashier_says("void", torn, "--reason", "torn") == (0, f"{torn}: voided 2000 (issued by s1)\n", "")  # fmt: skip  # noqa: E501
