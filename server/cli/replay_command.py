@@ -36,10 +36,10 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from rng.sources import HmacDrbgSource
     from server.config import ConfigError, load_config
+    from server.core.replay import replay_round
+    from server.core.views import event_name, public_data, to_wire
     from server.journal.sqlite_journal import SqliteJournal
     from server.tables.games import build_game
-    from server.tables.replay import replay_round
-    from server.tables.views import event_name, public_data, to_wire
 
     url = args.database or (None if args.data_dir else os.environ.get("CROUPIER_DATABASE_URL"))
     data_dir = args.data_dir or default_data_dir()

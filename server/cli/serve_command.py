@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        from server.devices.demo import DemoDevices
+        from server.cli.demo_devices import DemoDevices
 
         demo = DemoDevices()
     try:

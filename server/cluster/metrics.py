@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from server.cluster.node import ClusterNode
-from server.net.metrics import Metrics
+from server.metrics import Registry
 
 __all__ = ["cluster_metrics"]
 
 
-def cluster_metrics(metrics: Metrics, node: ClusterNode) -> None:
+def cluster_metrics(metrics: Registry, node: ClusterNode) -> None:
     s = node.stats
     metrics.gauge(
         "croupier_cluster_tables_owned",

@@ -46,14 +46,14 @@ from server.cluster.leases import LeaseStore, Owner
 from server.cluster.rpc import NotOwner, Rpc, RpcTimeout
 from server.cluster.stopping import cancel_and_wait
 from server.cluster.tables import ClusterTable
+from server.core import commands as cmd
+from server.core.table import TABLE_UNAVAILABLE
 from server.games.errors import IllegalAction
 from server.pg_storage import PgWriter
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import Notice, TableSummary
 from server.stores import RedisUnreachable, StorageError, guarded
 from server.tables.casino import Casino
-from server.tables.core import commands as cmd
-from server.tables.core.table import TABLE_UNAVAILABLE
 from server.tables.recovery import Recovered
 from server.tables.runtime import TableRuntime
 from server.tables.viewers import Fanout

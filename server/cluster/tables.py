@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
+from server.core import commands as cmd
+from server.core.seats import NOT_SEATED
 from server.games.errors import IllegalAction
 from server.protocol.messages import TableSnapshot
-from server.tables.core import commands as cmd
-from server.tables.core.seats import NOT_SEATED
 from server.tables.runtime import Reply, TableRuntime
 from server.tables.viewers import Fanout, Viewer
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rng.cards import Card
+from server.core.effects import VIRTUAL, Decided, Irregular, NewShoe
 from server.devices.messages import (
     Arm,
     CardRead,
@@ -51,7 +52,6 @@ from server.devices.messages import (
 from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
 from server.games.down_under_blackjack.rules import HoleRange
 from server.journal import records as rec
-from server.tables.core.effects import VIRTUAL, Decided, Irregular, NewShoe
 
 __all__ = [
     "VIRTUAL",

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rng.wheels import BIG_SIX_WHEEL, RouletteWheel
+from server.core import effects as fx
+from server.core.clock import Clock
 from server.devices.dealing import Answer, DealerSettings, DeviceDealer, Log, Send, TableAction
 from server.devices.hub import DeviceHub
 from server.games.table import (
@@ -24,8 +26,6 @@ from server.games.table import (
     ShoeSpec,
     TableSettings,
 )
-from server.tables.clock import Clock
-from server.tables.core import effects as fx
 
 __all__ = ["TableDevices", "table_dealer"]
 

@@ -2,7 +2,7 @@
 
 Each record is one input of a round, in the order it happened; ``kind`` names it (the tag,
 and the ``kind`` column of the embedded journal), the fields are its payload. The table core
-builds them (``server.tables.core``), the journal stores them, and replay — game recall,
+builds them (``server.core``), the journal stores them, and replay — game recall,
 ``croupier replay`` and crash recovery — feeds them back through the same table core.
 
 ``SCHEMA_VERSION`` is the version of this schema; a journal written with a newer one is

@@ -26,13 +26,14 @@ import jwt
 
 from rng.sources import HmacDrbgSource
 from server.config import ServerSettings
+from server.core.replay import replay_round
 from server.datadir import load_key
 from server.devices.dealing import DealerSettings
 from server.devices.handshake import KnownDevice
 from server.devices.hub import DeviceHub, SerialLine
 from server.devices.table_devices import TableDevices, table_dealer
 from server.games.events import CardDealt, WagerSettled
-from server.games.table import ConfigError
+from server.games.table import ConfigError, TableGame, TableSettings
 from server.journal.journal import Journal, RoundStatus
 from server.protocol.codec import encode
 from server.protocol.messages import Notice, RecalledRound, Rules, ServerMessage, TableSummary
@@ -41,9 +42,8 @@ from server.stations.service import StationRefused, Stations
 from server.stations.store import StationStore
 from server.tables.clock import Clock
 from server.tables.door import TableDoor
-from server.tables.games import GameTable, TableSettings, build_game
+from server.tables.games import build_game
 from server.tables.recovery import Recovered, recover_open_rounds
-from server.tables.replay import replay_round
 from server.tables.runtime import TableRuntime
 from server.wallet.ledger import (
     HOUSE,
@@ -90,7 +90,7 @@ def next_epoch(journal: Journal, table_id: str) -> int:
     return epoch
 
 
-def _load_meters(journal: Journal, table_id: str, game: GameTable) -> None:
+def _load_meters(journal: Journal, table_id: str, game: TableGame) -> None:
     """The table's own meters as it saved them, and its link's as the store holds them now
     (players see the shared amounts from the first snapshot on)."""
     saved = journal.load_state(table_id, "meters")
@@ -101,7 +101,7 @@ def _load_meters(journal: Journal, table_id: str, game: GameTable) -> None:
         game.restore_linked({name: states.get(key) for name, key in game.linked.items()})
 
 
-def _check_links(games: Mapping[str, GameTable]) -> None:
+def _check_links(games: Mapping[str, TableGame]) -> None:
     """Every table of one progressive link shares its meters, so they must offer the same
     ones, alike (a Harmony paytable, a Mystery Bonus configuration)."""
     first: dict[str, tuple[str, tuple[object, ...]]] = {}
@@ -142,7 +142,7 @@ class Casino:
         # is good on any of them.
         self._demo_secret = token_key or self._load_secret(secret_file)
         self.table_settings = {t.id: t for t in settings.tables}
-        self.games: dict[str, GameTable] = {
+        self.games: dict[str, TableGame] = {
             t.id: build_game(t, HmacDrbgSource(f"table:{t.id}")) for t in settings.tables
         }
         _check_links(self.games)
@@ -526,7 +526,7 @@ class Casino:
         return rounds
 
     def _recalled(
-        self, game: GameTable, round_id: str, records: Any, player_id: str
+        self, game: TableGame, round_id: str, records: Any, player_id: str
     ) -> RecalledRound:
         replayed = replay_round(game, round_id, records)
         cards: dict[str, list[str]] = defaultdict(list)

@@ -14,6 +14,7 @@ from rng.cards import Card
 from rng.shoe import Draw, VirtualShoe
 from rng.sources import RandomSource
 from rng.wheels import BIG_SIX_WHEEL, RouletteWheel
+from server.core import effects as fx
 from server.games.chance import CardRequest, MysteryHitRequest, SpinRequest
 from server.games.table import (
     BigSixWheelSpec,
@@ -25,7 +26,6 @@ from server.games.table import (
     TableSettings,
 )
 from server.journal.records import CardDrawn, Record, record_from
-from server.tables.core import effects as fx
 
 __all__ = [
     "BigSixWheelDevice",
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from server.tables.games import GameTable
+    from server.games.table import TableGame
 
 
 class ShoeDevice:
@@ -155,7 +155,7 @@ class HoleCardReader(Protocol):
 
 
 def answer_chance(
-    game: GameTable, request: Any, hole: str | None
+    game: TableGame, request: Any, hole: str | None
 ) -> Record | dict[str, Any] | None:
     """Answer a table core's ``Chance`` from the table's game (its virtual shoe or wheel):
     the outcome's journal record; for ``NewShoe``, the new shoe's burn record or None."""

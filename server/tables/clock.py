@@ -1,5 +1,5 @@
 """Time, injected (docs/architecture.md, principle 8): the runtime never reads the wall clock
-directly.
+directly. The ``Clock`` it is given is declared in ``server/core/clock.py``.
 
 ``SystemClock`` uses the event loop's monotonic clock. ``ManualClock`` only moves when a test
 calls ``advance``, so tests of betting windows and decision deadlines never sleep.
@@ -12,16 +12,10 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable
-from typing import Protocol
+
+from server.core.clock import Clock
 
 __all__ = ["Clock", "ManualClock", "SystemClock"]
-
-
-class Clock(Protocol):
-    def now(self) -> float:
-        """Seconds on a monotonic scale."""
-
-    async def sleep_until(self, deadline: float) -> None: ...
 
 
 class SystemClock:

@@ -15,11 +15,11 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from functools import partial
 
+from server.core.replay import Replayed, replay_round
+from server.core.rounds import money_posts
 from server.games.round import Phase
+from server.games.table import TableGame
 from server.journal.journal import Journal, RoundStatus
-from server.tables.core.rounds import money_posts
-from server.tables.games import GameTable
-from server.tables.replay import Replayed, replay_round
 from server.wallet.ledger import OPEN_WAGERS, Ledger, Transfer
 
 __all__ = ["Recovered", "recover_open_rounds", "void_in_ledger"]
@@ -39,7 +39,7 @@ def void_in_ledger(ledger: Ledger, round_id: str) -> set[str]:
     """Return every wager of ``round_id`` still held in ``wagers:open``; the players paid.
 
     Every batch that moves a wager's money is keyed ``<kind>:<round>:<player>:<bet>``
-    (``server.tables.money``), so the part after the round identifies the wager.
+    (``server.core.money``), so the part after the round identifies the wager.
     """
     held: dict[str, int] = defaultdict(int)
     payer: dict[str, str] = {}
@@ -68,7 +68,7 @@ def void_in_ledger(ledger: Ledger, round_id: str) -> set[str]:
 
 
 def _carry_meters_forward(
-    journal: Journal, game: GameTable, table_id: str, replayed: Replayed
+    journal: Journal, game: TableGame, table_id: str, replayed: Replayed
 ) -> None:
     """A completed round's progressive meters (its contributions, a hit and its reset) become
     the table's: the replay ran on a copy of the meters as they were saved before the round,
@@ -83,7 +83,7 @@ def _carry_meters_forward(
 
 
 def settle_linked(
-    journal: Journal, game: GameTable, round_id: str, replayed: Replayed
+    journal: Journal, game: TableGame, round_id: str, replayed: Replayed
 ) -> list[object]:
     """The replayed round's events with what its link's shared meters paid: settled now if
     the table never got that far, else the result the store kept (nothing moves twice)."""
@@ -107,7 +107,7 @@ def settle_linked(
 def recover_open_rounds(
     journal: Journal,
     ledger: Ledger,
-    games: Mapping[str, GameTable],
+    games: Mapping[str, TableGame],
     announce: Callable[[Recovered], None] | None = None,
     *,
     tables: Collection[str] | None = None,

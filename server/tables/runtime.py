@@ -1,6 +1,6 @@
 """One table on the event loop: performs what its ``TableCore`` says, in order.
 
-The rules live in the sans-I/O core (``server.tables.core``); this adapter only does the I/O:
+The rules live in the sans-I/O core (``server.core``); this adapter only does the I/O:
 players' commands queue in an inbox and reach the core one at a time; the core's effects
 are performed in the order given — writes awaited on the stores' writer threads (a
 ``Wait``'s writes together, so a bet's debit and journal record share the disk's time), chance
@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.core import commands as cmd
+from server.core import effects as fx
+from server.core.table import SEQ_BLOCK, TABLE_HELD, TABLE_UNAVAILABLE, TableCore
+from server.games.table import TableGame, TableSettings
 from server.journal.journal import Journal, RoundStatus
 from server.protocol.codec import encode
 from server.protocol.messages import BalanceChanged, TableEvent, TableSnapshot
 from server.storage import in_flight
 from server.tables.clock import Clock
-from server.tables.core import commands as cmd
-from server.tables.core import effects as fx
-from server.tables.core.table import SEQ_BLOCK, TABLE_HELD, TABLE_UNAVAILABLE, TableCore
-from server.tables.games import GameTable, TableSettings
 from server.tables.viewers import Fanout, History, Viewer, deliver_each
 from server.tables.waits import STATUS, ChanceDevices, TableStores
 from server.wallet.ledger import Ledger, PostResult, player_account
@@ -37,7 +38,17 @@ __all__ = [
     "TableRuntime",
     "Viewer",
     "deliver_each",
+    "say",
 ]
+
+
+log = logging.getLogger("croupier.table")
+LEVELS = {"warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL}
+
+
+def say(effect: fx.Log) -> None:
+    """Perform the core's ``Log`` effect (the core itself loads no logging machinery)."""
+    log.log(LEVELS[effect.level], "%s", effect.message, exc_info=effect.error)
 
 
 @dataclass
@@ -55,7 +66,7 @@ class TableRuntime:
     def __init__(
         self,
         settings: TableSettings,
-        game: GameTable,
+        game: TableGame,
         ledger: Ledger,
         journal: Journal,
         clock: Clock,
@@ -190,7 +201,8 @@ class TableRuntime:
             # A read between the core's steps failed (a balance for a reply, from a store
             # that went away): the table stops as a crash would, its round left open for
             # recovery, instead of dying unnoticed.
-            self.core.crashed(f"{type(exc).__name__}: {exc}")
+            for effect in self.core.crashed(f"{type(exc).__name__}: {exc}"):
+                say(effect)
         finally:
             for future in self._replies.values():
                 if not future.done():
@@ -236,6 +248,8 @@ class TableRuntime:
                     self.round_ended(effect.round_id, STATUS[effect.status])
                 elif kind is fx.Wait:
                     wait = effect
+                elif kind is fx.Log:
+                    say(effect)
             if wait is None:
                 return
             if len(wait.effects) == 1:

@@ -1,6 +1,6 @@
 """The effects a table core waits on, performed against the table's stores and its game.
 
-A ``Wait`` (``server.tables.core.effects``) holds writes (ledger posts, journal records),
+A ``Wait`` (``server.core.effects``) holds writes (ledger posts, journal records),
 reads (a player's available balance) and chance requests (a card, a wheel result, a hole
 card's range). ``TableStores.result`` performs one of them on the event loop and returns
 what the core takes back in ``Done``: the effect's value, or ``Refused``/``Failed`` — the
@@ -16,11 +16,11 @@ from functools import partial
 from typing import Any, Protocol
 
 from rng.errors import RngError
+from server.core import effects as fx
+from server.games.table import TableGame
 from server.journal.journal import Journal, RoundStatus
 from server.journal.records import payload_of
 from server.tables.chance import answer_chance
-from server.tables.core import effects as fx
-from server.tables.games import GameTable
 from server.wallet.ledger import InsufficientFunds, Ledger
 
 __all__ = ["STATUS", "ChanceDevices", "TableStores", "failure"]
@@ -61,7 +61,7 @@ class TableStores:
         table_id: str,
         ledger: Ledger,
         journal: Journal,
-        game: GameTable,
+        game: TableGame,
         devices: ChanceDevices | None = None,
     ) -> None:
         self.table_id, self.ledger, self.journal, self.game = table_id, ledger, journal, game

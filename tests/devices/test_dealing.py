@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.core.effects import VIRTUAL, Decided, Irregular, NewShoe
 from server.devices.dealing import Answer, DealerSettings, DeviceDealer, Send, TableAction
 from server.devices.messages import (
     Arm,
@@ -21,7 +22,6 @@ from server.devices.messages import (
 )
 from server.games.chance import CardRequest, HoleRangeRequest, SpinRequest
 from server.journal import records as rec
-from server.tables.core.effects import VIRTUAL, Decided, Irregular, NewShoe
 
 SETTINGS = DealerSettings(answer_seconds=5, hold_seconds=60, max_restarts=1)
 

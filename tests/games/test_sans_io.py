@@ -1,8 +1,11 @@
 """The rule engines and the table core are sans-I/O (docs/architecture.md, principle 1): no clock,
 socket, randomness, serialisation or database reaches into ``server/games`` or
-``server/tables/core``."""
+``server/core``."""
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,11 +63,18 @@ def test_engine_module_is_sans_io(path: Path) -> None:
     assert not bad, f"{path} imports {sorted(bad)}"
 
 
-CORE = GAMES.parent / "tables" / "core"
+CORE = GAMES.parent / "core"
 CORE_MODULES = sorted(CORE.rglob("*.py"))
-# The table core (issue #15) is sans-I/O too: no event loop, clock, randomness, store, socket
-# or wire encoding — it says what to do, an adapter does it.
-CORE_FORBIDDEN = FORBIDDEN | {"msgspec", "server.storage", "server.protocol", "server.net", "rng"}
+# The table core (issue #15, its own layer since issue #30) is sans-I/O too: no event loop,
+# clock, randomness, store, socket or wire protocol — it says what to do, an adapter does it.
+# It may read card codes (``rng.cards``) and shape values with msgspec, as the journal's
+# record types do.
+CORE_FORBIDDEN = FORBIDDEN | {
+    "server.storage",
+    "server.pg_storage",
+    "server.protocol",
+    "server.net",
+}
 
 
 @pytest.mark.parametrize("path", CORE_MODULES, ids=lambda p: str(p.relative_to(CORE)))
@@ -79,7 +89,7 @@ DEVICES = GAMES.parent / "devices"
 # Their message codec (msgspec) and the dealer that answers a table's chance requests from
 # devices are pure too; they may read card codes (``rng.cards``) but draw nothing.
 DEVICE_SANS_IO = ["frames.py", "link.py", "handshake.py", "messages.py", "dealing.py"]
-DEVICE_FORBIDDEN = (CORE_FORBIDDEN - {"msgspec", "rng"}) | {
+DEVICE_FORBIDDEN = CORE_FORBIDDEN | {
     "rng.sources",
     "rng.shoe",
     "rng.wheels",
@@ -93,3 +103,53 @@ def test_device_link_module_is_sans_io(name: str) -> None:
     path = DEVICES / name
     bad = _forbidden(path, DEVICE_FORBIDDEN)
     assert not bad, f"{path} imports {sorted(bad)}"
+
+
+# Per file is not enough: a light import can load heavy modules through a package's
+# ``__init__`` (``server.journal`` once opened SQLite's module for the core's record types).
+# So each of these is imported in a fresh interpreter and what it loaded is read from
+# ``sys.modules``, against what a bare interpreter had already loaded (issue #30).
+LOADED_NEVER = ["asyncio", "sqlite3", "socket", "selectors", "threading", "random", "secrets"]
+ENGINES = {"round.py", "engine.py", "big_six_wheel.py", "wheel_round.py"}
+PURE = [
+    "server.core",
+    "server.games.registry",  # every game's adapter, so every engine
+    *sorted(
+        ".".join(p.relative_to(GAMES.parents[1]).with_suffix("").parts)
+        for p in GAMES.rglob("*.py")
+        if p.name in ENGINES
+    ),
+]
+_PROBE = """
+import json, sys
+before = set(sys.modules)
+import importlib
+importlib.import_module(sys.argv[1])
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def _loaded_by(module: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", _PROBE, module],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=GAMES.parents[1],
+        env={"PYTHONPATH": str(GAMES.parents[1])},
+    )
+    return set(json.loads(out.stdout))
+
+
+def test_the_pure_modules_are_the_engines_and_the_core() -> None:
+    assert "server.games.roulette.round" in PURE and "server.games.casino_war.round" in PURE
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_importing_it_loads_no_io_module(module: str) -> None:
+    loaded = _loaded_by(module)
+    assert module in loaded  # the probe imported what it names
+    # (Only the modules named: ``_socket``, socket's C half, is loaded by typing_extensions
+    # through msgspec just to read the type of a capsule — no socket module, no socket.)
+    bad = {m for m in loaded if m.split(".")[0] in LOADED_NEVER}
+    assert not bad, f"importing {module} loads {sorted(bad)}"

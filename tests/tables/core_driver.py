@@ -17,16 +17,18 @@ from typing import Any
 
 from rng import seeded_source
 from rng.errors import HealthTestFailure
+from server.core import TableCore
+from server.core import commands as cmd
+from server.core import effects as fx
+from server.games.table import TableSettings
 from server.journal import SqliteJournal
 from server.journal.journal import Journal
 from server.journal.records import payload_of
 from server.stores import StorageError
 from server.tables.casino import next_epoch
-from server.tables.core import TableCore
-from server.tables.core import commands as cmd
-from server.tables.core import effects as fx
-from server.tables.games import TableSettings, build_game
+from server.tables.games import build_game
 from server.tables.recovery import Recovered, recover_open_rounds
+from server.tables.runtime import say
 from server.tables.waits import STATUS, TableStores
 from server.wallet import HOUSE, OPEN_WAGERS, PLAY_MONEY_ISSUER, SqliteLedger, Transfer
 from server.wallet.ledger import Ledger, PostResult, player_account
@@ -285,6 +287,8 @@ class Driver:
                     self.finished.append(effect)
                 elif isinstance(effect, fx.Wait):
                     wait = effect
+                elif isinstance(effect, fx.Log):
+                    say(effect)
             if wait is None:
                 return
             results = self._results(tuple(wait.effects))

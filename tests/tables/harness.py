@@ -8,13 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from rng import seeded_source
+from server.core.commands import Join
+from server.games.registry import GAMES
+from server.games.table import TableSettings
 from server.journal import SqliteJournal
 from server.protocol.codec import decode_server
 from server.protocol.messages import ServerMessage, TableEvent
 from server.storage import writes_in_flight
 from server.tables.clock import ManualClock
-from server.tables.core.commands import Join
-from server.tables.games import SEAT_LIMITS, TableSettings, build_game
+from server.tables.games import build_game
 from server.tables.runtime import TableRuntime
 from server.wallet import HOUSE, OPEN_WAGERS, PLAY_MONEY_ISSUER, SqliteLedger, Transfer
 from server.wallet.ledger import player_account
@@ -57,7 +59,7 @@ class Harness:
             decision_seconds=5,
             minimum=100,
             maximum=100_000,
-            seats=SEAT_LIMITS[game].default,
+            seats=GAMES[game].seats.default,
             options=options,
         )
         self.table = TableRuntime(

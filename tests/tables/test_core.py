@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from server.config import load_config
+from server.core import commands as cmd
+from server.core import effects as fx
 from server.journal.journal import RoundStatus
-from server.tables.core import commands as cmd
-from server.tables.core import effects as fx
 from server.wallet import OPEN_WAGERS
 from tests.tables.core_driver import Driver
 

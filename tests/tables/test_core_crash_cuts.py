@@ -17,8 +17,8 @@ import pytest
 
 from rng import seeded_source
 from server.config import load_config
+from server.core import commands as cmd
 from server.journal import SqliteJournal
-from server.tables.core import commands as cmd
 from server.tables.games import build_game
 from server.tables.recovery import recover_open_rounds
 from server.wallet import HOUSE, OPEN_WAGERS, PLAY_MONEY_ISSUER, SqliteLedger

@@ -34,11 +34,11 @@ from hypothesis.stateful import (
 )
 
 from server.config import load_config
+from server.core import commands as cmd
+from server.core import effects as fx
 from server.journal import records as rec
 from server.journal.journal import RoundStatus
 from server.journal.pg_journal import PgJournal
-from server.tables.core import commands as cmd
-from server.tables.core import effects as fx
 from server.wallet import HOUSE, OPEN_WAGERS, PLAY_MONEY_ISSUER, Transfer
 from server.wallet.ledger import player_account
 from server.wallet.pg_ledger import PgLedger

@@ -25,8 +25,11 @@ from server.config import load_config
 from server.games.baccarat.config import Variant
 from server.games.baccarat.par_sheet import par_sheet, shoe_of
 from server.games.baccarat.side_wagers import JACKPOT_NET
+from server.games.baccarat.table import BaccaratGame
+from server.games.big_six_table import BigSixGame
 from server.games.big_six_wheel import BIG_SIX_SPOTS, big_six_outcome
 from server.games.casino_war.round import CasinoWarRound
+from server.games.casino_war.table import CasinoWarGame
 from server.games.chance import CardRequest
 from server.games.down_under_blackjack.rules import (
     PlayedHand,
@@ -34,22 +37,17 @@ from server.games.down_under_blackjack.rules import (
     insurance_outcome,
     match_the_dealer_outcome,
 )
+from server.games.down_under_blackjack.table import DownUnderBlackjackGame
 from server.games.events import WagerSettled
 from server.games.roulette.layout import WagerKind, placements
 from server.games.roulette.settlement import outcome as roulette_outcome
+from server.games.roulette.table import RouletteGame
+from server.games.table import TableGame
 from server.games.twenty_one_baccarat.hands import Coup
 from server.games.twenty_one_baccarat.hands import outcome as twenty_one_outcome
+from server.games.twenty_one_baccarat.table import TwentyOneBaccaratGame
 from server.games.wagers import Wager
-from server.tables.games import (
-    BaccaratGame,
-    BigSixGame,
-    CasinoWarGame,
-    DownUnderBlackjackGame,
-    GameTable,
-    RouletteGame,
-    TwentyOneBaccaratGame,
-    build_game,
-)
+from server.tables.games import build_game
 
 METER = "100% of the progressive meter"
 NOT_PAYOUTS = {"lights"}  # Down Under: the reader's colours, shown with the pays
@@ -69,7 +67,7 @@ def parse_odds(text: str) -> Odds:
     return Fraction(win, stake) - (1 if word == "for" else 0)
 
 
-def displayed(game: GameTable) -> dict[str, dict[str, Odds]]:
+def displayed(game: TableGame) -> dict[str, dict[str, Odds]]:
     shown: dict[str, dict[str, Odds]] = {}
     for spot, table in game.rules()["paytables"].items():
         if spot in NOT_PAYOUTS:

@@ -8,10 +8,11 @@ import asyncio
 from typing import Any
 
 from rng import seeded_source
+from server.core.replay import replay_round
 from server.games.baccarat.engine import BaccaratRound
+from server.games.baccarat.table import BaccaratGame
 from server.games.chance import CardRequest, MysteryHitRequest
-from server.tables.games import BaccaratGame, build_game
-from server.tables.replay import replay_round
+from server.tables.games import build_game
 from tests.tables.harness import Harness, RecordingViewer
 
 OPTIONS: dict[str, Any] = {

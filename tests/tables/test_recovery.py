@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+from server.core.money import post_bet
+from server.core.replay import replay_round
+from server.core.views import event_name, public_data
 from server.games.wagers import Wager
 from server.journal import RoundStatus
-from server.tables.money import post_bet
 from server.tables.recovery import recover_open_rounds
-from server.tables.replay import replay_round
-from server.tables.views import event_name, public_data
 from tests.tables.harness import Harness, RecordingViewer
 
 

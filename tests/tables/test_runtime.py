@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+from server.core.commands import Tick
 from server.journal import RoundStatus
-from server.tables.core.commands import Tick
 from tests.tables.harness import Harness, RecordingViewer
 
 

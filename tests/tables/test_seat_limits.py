@@ -9,7 +9,8 @@ import pytest
 
 from rng.sources import HmacDrbgSource
 from server.config import ConfigError, load_config, parse_config
-from server.tables.games import UNREGULATED_SEAT_LIMIT, build_game
+from server.games.table import UNREGULATED_SEAT_LIMIT
+from server.tables.games import build_game
 
 # The chapters' betting positions "for no more than N players" (typed from the regulation).
 CHAPTER_LIMITS = [

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from server.core.replay import replay_round
 from server.games.events import WagerSettled
 from server.journal import RoundStatus
 from server.tables.recovery import recover_open_rounds
-from server.tables.replay import replay_round
 from server.wallet import OPEN_WAGERS, PLAY_MONEY_ISSUER, Transfer
 from server.wallet.ledger import player_account
 from tests.tables.harness import Harness, RecordingViewer

@@ -22,12 +22,44 @@ journal records through the same ``apply_record`` as live play (``core/rounds.py
 
 from __future__ import annotations
 
-import logging
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from server.core import commands as cmd
+from server.core.effects import (
+    AppendRecord,
+    BalanceChanged,
+    Chance,
+    Deadline,
+    Decided,
+    Emit,
+    Failed,
+    FinishRound,
+    Irregular,
+    Log,
+    NewShoe,
+    OpenRound,
+    Post,
+    ReadAvailable,
+    ReadLinked,
+    Refused,
+    Reply,
+    RoundFinished,
+    SaveState,
+    SettleLinked,
+    Wait,
+)
+from server.core.money import (
+    bet_key,
+    bet_transfer,
+    cancel_key,
+    cancel_transfer,
+)
+from server.core.rounds import apply_record, money_posts
+from server.core.seats import Seats
+from server.core.views import audience, event_name, public_data
 from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
 from server.games.errors import (
     BETTING_CLOSED,
@@ -41,42 +73,10 @@ from server.games.events import BetAccepted, CardDealt, RoundSettled, WagerSettl
 from server.games.round import DecidingEngine, DecisionRequest, Phase, RoundEngine
 from server.games.wagers import Wager
 from server.journal import records as rec
-from server.tables.core import commands as cmd
-from server.tables.core.effects import (
-    AppendRecord,
-    BalanceChanged,
-    Chance,
-    Deadline,
-    Decided,
-    Emit,
-    Failed,
-    FinishRound,
-    Irregular,
-    NewShoe,
-    OpenRound,
-    Post,
-    ReadAvailable,
-    ReadLinked,
-    Refused,
-    Reply,
-    RoundFinished,
-    SaveState,
-    SettleLinked,
-    Wait,
-)
-from server.tables.core.rounds import apply_record, money_posts
-from server.tables.core.seats import Seats
-from server.tables.money import (
-    bet_key,
-    bet_transfer,
-    cancel_key,
-    cancel_transfer,
-)
-from server.tables.views import audience, event_name, public_data
 from server.wallet.ledger import player_account
 
 if TYPE_CHECKING:
-    from server.tables.games import GameTable, TableSettings
+    from server.games.table import TableGame, TableSettings
 
 __all__ = [
     "INSUFFICIENT_FUNDS",
@@ -88,7 +88,6 @@ __all__ = [
     "TableCore",
 ]
 
-log = logging.getLogger("croupier.table")
 
 INSUFFICIENT_FUNDS = "insufficient_funds"
 NOT_YOUR_BOX = "not_your_box"
@@ -126,7 +125,7 @@ class TableCore:
     def __init__(
         self,
         settings: TableSettings,
-        game: GameTable,
+        game: TableGame,
         *,
         first_round: int = 1,
         epoch: int = 0,
@@ -266,22 +265,24 @@ class TableCore:
             message = f"not recorded ({exc}); the table is closed until its round is recovered"
             out.append(Reply(cid, (STORAGE_FAILED, message, self.id)))
             self._close(f"the ledger or journal could not be written: {exc}")
-        except Exception:
+        except Exception as exc:
             if cid is None:
                 raise  # the table's life handles its own failures: this is a bug
-            log.critical("table %s: command failed", self.id, exc_info=True)
+            self._say("critical", f"table {self.id}: command failed", exc)
             out.append(Reply(cid, (TABLE_UNAVAILABLE, "the table failed and is closed", self.id)))
             self._close("a command failed")
 
-    def crashed(self, reason: str) -> None:
+    def crashed(self, reason: str) -> list[Any]:
         """The adapter failed between steps: the table is closed as a crash would leave it
-        (its round open, for recovery)."""
+        (its round open, for recovery). Returns the effects to perform (what to log)."""
+        self._out = []
         if self._life is not None:
             self._life.close()
         self._log_closed(reason)
         self.available = False
         self.finished = True
         self._parked = self._blocked = None
+        return self._out
 
     def _close(self, reason: str) -> None:
         """Close the table as a crash would: the round stays open for recovery. Called while
@@ -294,12 +295,15 @@ class TableCore:
         self.finished = True
         self._out.append(Deadline(None))
 
+    def _say(self, level: str, message: str, error: BaseException | None = None) -> None:
+        """Log ``message`` through the adapter (a ``Log`` effect, performed in order)."""
+        self._out.append(Log(level, message, error))
+
     def _log_closed(self, reason: str) -> None:
-        log.critical(
-            "table %s failed: %s; table closed, round %s left for recovery at the next start",
-            self.id,
-            reason,
-            self.round_id,
+        self._say(
+            "critical",
+            f"table {self.id} failed: {reason}; table closed, "
+            f"round {self.round_id} left for recovery at the next start",
         )
 
     def _console(self, staff: rec.StaffDecision) -> None:
@@ -307,13 +311,15 @@ class TableCore:
         decisions) — a wait it releases at once."""
         engine = self.engine
         if engine is None or engine.phase in (Phase.SETTLED, Phase.VOIDED):
-            log.warning("table %s: console %s ignored: no round in play", self.id, staff.action)
+            self._say(
+                "warning", f"table {self.id}: console {staff.action} ignored: no round in play"
+            )
         elif staff.action == "no_more_bets" and engine.phase is Phase.BETTING:
             self._console_close = staff
         elif staff.action == "void":
             self._console_void = staff
         else:
-            log.warning("table %s: console %s ignored in %s", self.id, staff.action, self.phase)
+            self._say("warning", f"table {self.id}: console {staff.action} ignored in {self.phase}")
 
     def _staff_void(self) -> Step:
         """Journal who voided the round from the console; the caller voids it."""
@@ -394,14 +400,16 @@ class TableCore:
                 if not exc.rng:
                     self._log_closed(f"the ledger or journal could not be written: {exc}")
                     return
-                log.critical("table %s: the random number generator failed; table closed", self.id)
+                self._say(
+                    "critical", f"table {self.id}: the random number generator failed; table closed"
+                )
                 yield from self._void_current("random number generator failure")
                 return
-            except Exception:
+            except Exception as exc:
                 # Our own failure (a broken invariant, a journal that refuses the round): never
                 # go on silently, and leave the round open for recovery, as after a crash.
                 self.available = False
-                log.exception("table %s: internal error", self.id)
+                self._say("error", f"table {self.id}: internal error", exc)
                 self._log_closed("an internal error")
                 return
             if not self._stopping and not self._draining:
@@ -440,7 +448,7 @@ class TableCore:
         self._bets, self._asked, self._spent_ids, self._round_bets = {}, {}, set(), {}
         self.cards = {}
         if self._console_void is not None or self._console_close is not None:
-            log.warning("table %s: a console action came after its round ended", self.id)
+            self._say("warning", f"table {self.id}: a console action came after its round ended")
         self._console_close = self._console_void = None
         if shoe is not None:
             shown = {k: v for k, v in shoe.items() if k != "burned"}
@@ -468,11 +476,11 @@ class TableCore:
             yield from self._void_current("the table was stopped")
             return
         except GameError as exc:
-            log.error("table %s round %s: %s; round voided", self.id, round_id, exc)
+            self._say("error", f"table {self.id} round {round_id}: {exc}; round voided")
             yield from self._void_current(f"irregularity: {exc}")
             return
         except _Irregular as exc:  # a device's fault or staff's decision voids the round
-            log.warning("table %s round %s voided: %s", self.id, round_id, exc)
+            self._say("warning", f"table {self.id} round {round_id} voided: {exc}")
             yield from self._void_current(str(exc))
             return
         finally:

@@ -34,6 +34,7 @@ __all__ = [
     "Failed",
     "FinishRound",
     "Irregular",
+    "Log",
     "NewShoe",
     "OpenRound",
     "Post",
@@ -61,6 +62,17 @@ class Emit:
     name: str
     data: dict[str, Any]
     audience: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Log:
+    """Write ``message`` to the server's log at ``level`` ("warning", "error", "critical"),
+    with ``error``'s traceback if any. The core cannot log itself: the logging module starts
+    threads' machinery, and a sans-I/O core loads none of it (a test proves it)."""
+
+    level: str
+    message: str
+    error: BaseException | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,17 +12,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from server.core.effects import Post
+from server.core.money import settle_key, settlement_transfers
+from server.core.views import event_name
 from server.games.events import WagerSettled
 from server.games.round import DecidingEngine, RoundEngine, WheelEngine
 from server.games.wagers import Wager
 from server.journal import records as rec
-from server.tables.core.effects import Post
-from server.tables.money import settle_key, settlement_transfers
-from server.tables.views import event_name
 from server.wallet.ledger import HOUSE, Transfer, player_account
 
 if TYPE_CHECKING:
-    from server.tables.games import GameTable
+    from server.games.table import TableGame
 
 __all__ = ["Replayed", "apply_record", "money_posts", "replay_round"]
 
@@ -45,7 +45,7 @@ def money_posts(round_id: str, events: Iterable[object]) -> list[Post]:
     return posts
 
 
-def apply_record(game: GameTable, engine: RoundEngine, record: rec.Record) -> Sequence[object]:
+def apply_record(game: TableGame, engine: RoundEngine, record: rec.Record) -> Sequence[object]:
     """What ``record`` does to the round's engine; the same for a live table (after the record
     is durable) and for replay."""
     match record:
@@ -92,7 +92,7 @@ class Replayed:
     finished: str | None  # "settled", "voided" or None (the journal ends mid-round)
 
 
-def replay_round(game: GameTable, round_id: str, records: Sequence[rec.Record]) -> Replayed:
+def replay_round(game: TableGame, round_id: str, records: Sequence[rec.Record]) -> Replayed:
     """Rebuild a round from its journal records (``opened`` first) through the same record
     application as live play. A bet followed by its ``bet_refused`` never stood: it is left
     out, as it never reached a viewer."""

@@ -113,7 +113,7 @@ class Drain:
 @dataclass(frozen=True, slots=True)
 class Done:
     """The results of the ``Wait`` the core is blocked on, one per effect, in order: the
-    effect's value, or a ``Failed``/``Refused`` (``server.tables.core.effects``)."""
+    effect's value, or a ``Failed``/``Refused`` (``server.core.effects``)."""
 
     results: tuple[Any, ...]
 
