@@ -4,12 +4,18 @@
 amount out of limits, a command out of phase. It carries a stable ``code`` for the wire
 protocol and the offending ``value``. ``InvariantViolation`` is ours: a broken internal
 rule, never reported to a player as their fault.
+
+``Refusal`` is the one shape a refusal has once it leaves the code that refused: the
+engine's ``IllegalAction`` (``.refusal``), a table's answer to a command, a gate's verdict,
+a cluster node's answer for a table it runs and the wire's ``error`` message all carry the
+same three fields, unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 __all__ = [
     "ABOVE_MAXIMUM",
@@ -26,6 +32,7 @@ __all__ = [
     "GameError",
     "IllegalAction",
     "InvariantViolation",
+    "Refusal",
     "allowed",
 ]
 
@@ -43,6 +50,16 @@ NOT_IN_PHASE: Final = "not_in_phase"
 NO_DECISION_PENDING: Final = "no_decision_pending"
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A command refused, nothing changed: a stable ``code`` (the wire protocol repeats it
+    verbatim), a ``message`` for the player, and the offending ``value``."""
+
+    code: str
+    message: str
+    value: Any = None
+
+
 class GameError(Exception):
     """Base class of the engines' errors."""
 
@@ -55,6 +72,15 @@ class IllegalAction(GameError):
         self.code = code
         self.message = message
         self.value = value
+
+    @classmethod
+    def of(cls, refusal: Refusal) -> IllegalAction:
+        """The refusal raised again where an exception is the way to say it (a seat)."""
+        return cls(refusal.code, refusal.message, refusal.value)
+
+    @property
+    def refusal(self) -> Refusal:
+        return Refusal(self.code, self.message, self.value)
 
     def __repr__(self) -> str:
         return f"IllegalAction({self.code!r}, {self.message!r}, value={self.value!r})"
