@@ -10,8 +10,9 @@ placed before stand, and a cancel, which returns money, is always let through.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
+from server.games.errors import Refusal
 from server.stations.station import Station
 
 __all__ = ["STATIONS_ONLY", "STATION_LOCKED", "Gate"]
@@ -28,7 +29,7 @@ class Gate:
     def __init__(self, stations: dict[str, Station], tables: dict[str, list[str]]) -> None:
         self.stations, self.tables = stations, tables
 
-    def gate(self, table_id: str, kind: str, player_id: str) -> tuple[str, str, Any] | None:
+    def gate(self, table_id: str, kind: str, player_id: str) -> Refusal | None:
         """A player's command refused before the table sees it: a station's at a table it
         does not play or while it may not bet, and anyone else's bet at a table with
         stations."""
@@ -37,13 +38,13 @@ class Gate:
         station = self.station_of(player_id)
         if station is None:
             if table_id in self.tables:
-                return (STATIONS_ONLY, "this table takes bets from its player stations only", table_id)  # fmt: skip  # noqa: E501
+                return Refusal(STATIONS_ONLY, "this table takes bets from its player stations only", table_id)  # fmt: skip  # noqa: E501
             return None
         if table_id not in station.settings.tables:
-            return (STATIONS_ONLY, _plays_only(station), table_id)
+            return Refusal(STATIONS_ONLY, _plays_only(station), table_id)
         why = station.why_not()
         if why is not None:
-            return (STATION_LOCKED, f"station {station.id}: {why}", station.id)
+            return Refusal(STATION_LOCKED, f"station {station.id}: {why}", station.id)
         return None
 
     def join_refusal(self, table_id: str, player_id: str, role: str) -> str | None:

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from server.config import ServerSettings
 from server.devices.hub import DeviceHub
+from server.games.errors import Refusal
 from server.journal.journal import Journal, RoundStatus
 from server.protocol.messages import CashedOut, ServerMessage, StationStatus
 from server.stations import cashier
@@ -109,7 +110,7 @@ class Stations:
     def round_ended(self, table_id: str, round_id: str, status: RoundStatus) -> None:
         self._rounds.round_ended(table_id, round_id, status)
 
-    def gate(self, table_id: str, kind: str, player_id: str) -> tuple[str, str, Any] | None:
+    def gate(self, table_id: str, kind: str, player_id: str) -> Refusal | None:
         return self._gate.gate(table_id, kind, player_id)
 
     def join_refusal(self, table_id: str, player_id: str, role: str) -> str | None:
