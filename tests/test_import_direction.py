@@ -20,7 +20,8 @@ LAYERS: list[list[str]] = [
     ["server", "server.stores", "server.datadir", "server.exports", "server.metrics"],
     ["server.protocol"],
     ["server.games"],  # the sans-I/O rule engines and their registry
-    ["server.storage", "server.pg_storage", "server.group_commit"],  # durable writes
+    ["server.group_commit"],  # the group-commit writer both databases' stores use
+    ["server.storage", "server.pg_storage"],  # durable writes: SQLite, PostgreSQL
     ["server.journal", "server.wallet"],  # the round journal and the ledger
     ["server.core"],  # the sans-I/O table core
     ["server.devices"],  # electronic-table devices: link, messages, dealing, hub

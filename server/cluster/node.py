@@ -48,14 +48,13 @@ from server.cluster.stopping import cancel_and_wait
 from server.cluster.tables import ClusterTable
 from server.core import commands as cmd
 from server.core.table import TABLE_UNAVAILABLE
-from server.games.errors import IllegalAction
+from server.games.errors import IllegalAction, Refusal
 from server.pg_storage import PgWriter
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import Notice, TableSummary
 from server.stores import RedisUnreachable, StorageError, guarded
 from server.tables.casino import Casino
 from server.tables.recovery import Recovered
-from server.tables.runtime import TableRuntime
 from server.tables.viewers import Fanout
 
 __all__ = [
@@ -335,12 +334,6 @@ class ClusterNode:
 
     # --- the tables' doors, events and commands ---------------------------------------------
 
-    def _prepare(self, table: TableRuntime) -> None:
-        """A table this node takes delivers to the node's viewers of it and publishes its
-        events to the other nodes'."""
-        table.viewers = self.doors[table.id].viewers
-        table.published = partial(self.bus.publish, table.id)
-
     def _from_bus(self, batch: list[Group]) -> None:
         for table_id, events in batch:
             door = self.doors.get(table_id)
@@ -351,24 +344,24 @@ class ClusterNode:
     async def _serve(self, op: str, table_id: str, args: dict[str, Any]) -> Any:
         """A command from another node's player, for a table this node runs."""
         table = self.casino.tables.get(table_id)
-        if table is None or table.core.finished:
+        if table is None or table.finished:
             raise NotOwner(f"node {self.node_id} does not run table {table_id}")
-        player, now = args["player"], table.clock.now()
+        player = args["player"]
         try:
             if op == "enter":
-                if args.get("seat") is not None:  # the seat they had at the table's last owner
-                    table.core.seats.seat_of.setdefault(player, int(args["seat"]))
-                table.core.handle(cmd.Join(player, args["role"]), now)
-                return {"data": table.core.snapshot(player, now)}
+                seat = args.get("seat")  # the seat they had at the table's last owner
+                table.seat(cmd.Join(player, args["role"], None if seat is None else int(seat)))
+                return {"data": table.snapshot_data(player)}
             if op == "leave":
-                table.core.handle(cmd.Leave(player, args["role"]), now)
+                table.seat(cmd.Leave(player, args["role"]))
             elif op == "drop":
-                table.core.handle(cmd.Drop(player, args["role"]), now)
+                table.seat(cmd.Drop(player, args["role"]))
             elif op == "submit":
-                reply = await table.submit(args["kind"], player, **args["args"])
-                return {"data": [reply.error, reply.data]}
+                command = msgspec.convert(args["command"], cmd.PLAY_COMMANDS[args["kind"]])
+                reply = await table.submit(command)
+                return {"data": [msgspec.to_builtins(reply.refusal), reply.data]}
         except IllegalAction as exc:
-            return {"error": [exc.code, exc.message, exc.value]}
+            return {"error": msgspec.to_builtins(exc.refusal)}
         return {"data": None}
 
     async def ask(self, table_id: str, op: str, args: dict[str, Any]) -> Any:
@@ -399,7 +392,7 @@ class ClusterNode:
                     table_id,
                 ) from None
             if "error" in answer:
-                raise IllegalAction(*answer["error"])
+                raise IllegalAction.of(msgspec.convert(answer["error"], Refusal))
             return answer["data"]
         raise IllegalAction(
             TABLE_UNAVAILABLE, "the table is moving to another node; try again", table_id
@@ -501,7 +494,10 @@ class ClusterNode:
                     table_id,
                     guarded(ledger, fence),
                     guarded(journal, fence),
-                    self._prepare,
+                    # The table delivers to the node's viewers of it, and publishes its
+                    # events to the other nodes'.
+                    published=partial(self.bus.publish, table_id),
+                    viewers=self.doors[table_id].viewers,
                     start_after=start_after,
                 )
                 self.owners[table_id] = owner

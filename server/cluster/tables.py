@@ -18,13 +18,14 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from redis.exceptions import RedisError
 
 from server.core import commands as cmd
 from server.core.seats import NOT_SEATED
-from server.games.errors import IllegalAction
+from server.games.errors import IllegalAction, Refusal
 from server.protocol.messages import TableSnapshot
-from server.tables.runtime import Reply, TableRuntime
+from server.tables.runtime import TableReply, TableRuntime
 from server.tables.viewers import Fanout, Viewer
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class ClusterTable:
 
     def runtime(self) -> TableRuntime | None:
         table = self.node.casino.tables.get(self.id)
-        return table if table is not None and not table.core.finished else None
+        return table if table is not None and not table.finished else None
 
     # --- the door ------------------------------------------------------------------------
 
@@ -128,21 +129,31 @@ class ClusterTable:
         if role is not None:
             self._spawn(self._ask(how, {"player": viewer.player_id, "role": role}))
 
-    async def submit(self, kind: str, player_id: str, **args: Any) -> Reply:
+    async def submit(self, command: cmd.PlayCommand) -> TableReply:
         table = self.runtime()
         if table is not None:
-            return await table.submit(kind, player_id, **args)
-        command = {"kind": kind, "player": player_id, "args": args}
+            return await table.submit(command)
+        # The command as the edge built it, named by its kind (server.core.commands).
+        sent = {"player": command.player_id, "kind": command.kind}
+        sent["command"] = msgspec.to_builtins(command)
         try:
-            error, data = await self._ask("submit", command)
-            if error and error[0] == NOT_SEATED and self._seated_here(player_id):
+            reply = await self._reply(sent)
+            if (
+                reply.refusal
+                and reply.refusal.code == NOT_SEATED
+                and self._seated_here(command.player_id)
+            ):
                 # The table moved a moment ago and this node has not seated its players at
                 # the new owner yet: seat this one now, and ask again.
-                await self._ask("enter", self._seat_args(player_id))
-                error, data = await self._ask("submit", command)
+                await self._ask("enter", self._seat_args(command.player_id))
+                reply = await self._reply(sent)
         except IllegalAction as exc:
-            return Reply(error=(exc.code, exc.message, exc.value))
-        return Reply(error=(error[0], error[1], error[2]) if error else None, data=data)
+            return TableReply(exc.refusal)
+        return reply
+
+    async def _reply(self, sent: dict[str, Any]) -> TableReply:
+        refusal, data = await self._ask("submit", sent)
+        return TableReply(msgspec.convert(refusal, Refusal | None), data)
 
     def _seated_here(self, player_id: str) -> bool:
         return any(v.player_id == player_id and r == "player" for v, r in self.viewers.items())
@@ -181,9 +192,7 @@ class ClusterTable:
             player, seat = viewer.player_id, self.seat_of.get(viewer.player_id)
             try:
                 if table is not None:
-                    if seat is not None:
-                        table.core.seats.seat_of.setdefault(player, seat)
-                    table.core.handle(cmd.Join(player, role), table.clock.now())
+                    table.seat(cmd.Join(player, role, seat))
                 else:
                     await self._ask("enter", {**self._seat_args(player), "role": role})
             except IllegalAction:

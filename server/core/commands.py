@@ -1,17 +1,21 @@
 """What goes into a table core: players' commands, time, and the answers to its effects.
 
-Every command that a player's connection sends carries ``cid``, the adapter's name for it:
-the core's ``Reply`` effect names the same ``cid``. Seat commands (``Join``, ``Leave``,
-``Drop``), ``Stop`` and ``Drain`` take effect at once; play commands queue and are handled one at a
-time, in order, while the table waits (a betting window, a decision, the pause).
+A player's play command (``Place``, ``Cancel``, ``Repeat``, ``Decide``) is built once, where
+the player's message arrives (the connection), and travels as it is — to the table's
+runtime, or across the cluster to the node that runs the table. The runtime names it with a
+``cid`` as it queues it; the core's ``Reply`` effect names the same ``cid``. Seat commands
+(``Join``, ``Leave``, ``Drop``, ``Reserve``), ``Stop`` and ``Drain`` take effect at once; play
+commands queue and are handled one at a time, in order, while the table waits (a betting
+window, a decision, the pause).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 __all__ = [
+    "PLAY_COMMANDS",
     "Cancel",
     "Command",
     "Console",
@@ -24,6 +28,7 @@ __all__ = [
     "Place",
     "PlayCommand",
     "Repeat",
+    "Reserve",
     "Stop",
     "Tick",
 ]
@@ -32,10 +37,21 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Join:
     """A connection of ``player_id`` watches the table, as a ``player`` (seated, may bet) or a
-    ``spectator``. Refused with ``table_full`` when every seat is taken."""
+    ``spectator``. Refused with ``table_full`` when every seat is taken. ``seat``: the seat
+    the player had (at the table's previous node), theirs again unless someone has it."""
 
     player_id: str
     role: str
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reserve:
+    """Seat ``seat`` belongs to ``player_id`` whenever they sit, and to nobody else (a player
+    station's seat at its electronic table)."""
+
+    player_id: str
+    seat: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,39 +74,43 @@ class Drop:
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    cid: int
+    kind: ClassVar[str] = "place"
     player_id: str
     round_id: str
     bet_id: str
     spot: str
     amount: int
+    cid: int = field(default=0, kw_only=True)  # named by the runtime as it queues it
 
 
 @dataclass(frozen=True, slots=True)
 class Cancel:
-    cid: int
+    kind: ClassVar[str] = "cancel"
     player_id: str
     round_id: str
     bet_id: str
+    cid: int = field(default=0, kw_only=True)  # named by the runtime as it queues it
 
 
 @dataclass(frozen=True, slots=True)
 class Repeat:
     """Place again the player's wagers of their previous round here, ids ``<prefix>-1`` …"""
 
-    cid: int
+    kind: ClassVar[str] = "repeat"
     player_id: str
     round_id: str
     prefix: str
+    cid: int = field(default=0, kw_only=True)  # named by the runtime as it queues it
 
 
 @dataclass(frozen=True, slots=True)
 class Decide:
-    cid: int
+    kind: ClassVar[str] = "decide"
     player_id: str
     round_id: str
     spot: str
     decision: str
+    cid: int = field(default=0, kw_only=True)  # named by the runtime as it queues it
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,4 +148,6 @@ class Console:
 
 
 PlayCommand = Place | Cancel | Repeat | Decide
-Command = Join | Leave | Drop | PlayCommand | Tick | Stop | Drain | Done | Console
+# By ``kind``: how a play command is named across the cluster (``server/cluster/rpc.py``).
+PLAY_COMMANDS: dict[str, type[PlayCommand]] = {c.kind: c for c in (Place, Cancel, Repeat, Decide)}
+Command = Join | Leave | Drop | Reserve | PlayCommand | Tick | Stop | Drain | Done | Console

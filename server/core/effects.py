@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
+from server.games.errors import Refusal
 from server.journal.records import Opened, Record, Settled, Voided
 from server.wallet.ledger import Transfer
 
@@ -85,11 +86,11 @@ class BalanceChanged:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """The answer to command ``cid``: ``error`` (code, message, value) or ``data``; with
-    ``balance_of``, the adapter adds ``data["balance"]``, that player's balance now."""
+    """The answer to command ``cid``: its ``refusal`` or ``data``; with ``balance_of``, the
+    adapter adds ``data["balance"]``, that player's balance now."""
 
     cid: int
-    error: tuple[str, str, Any] | None = None
+    refusal: Refusal | None = None
     data: dict[str, Any] | None = None
     balance_of: str | None = None
 

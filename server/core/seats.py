@@ -39,9 +39,12 @@ class Seats:
                 del self._held[player]
         return set(self._connected) | set(self._held)
 
-    def join(self, player_id: str, role: str, now: float) -> None:
+    def join(self, player_id: str, role: str, now: float, seat: int | None = None) -> None:
         """Admit a connection; ``IllegalAction(table_full)`` when it would need a seat and
-        every seat is taken (it may watch as a spectator)."""
+        every seat is taken (it may watch as a spectator). ``seat``: the one the player had
+        (at the table's previous node), theirs again unless someone has it."""
+        if seat is not None and role == "player":
+            self.seat_of.setdefault(player_id, seat)
         seated = self.seated(now)
         if role == "player" and player_id not in seated and len(seated) >= self.seats:
             raise IllegalAction(

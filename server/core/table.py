@@ -68,6 +68,7 @@ from server.games.errors import (
     GameError,
     IllegalAction,
     InvariantViolation,
+    Refusal,
 )
 from server.games.events import BetAccepted, CardDealt, RoundSettled, WagerSettled
 from server.games.round import DecidingEngine, DecisionRequest, Phase, RoundEngine
@@ -188,7 +189,7 @@ class TableCore:
         Seat commands take effect at once and cause no effect of their own: an adapter may
         give them at any time, also while it is performing the effects of another command
         (they never run the table)."""
-        if isinstance(command, cmd.Join | cmd.Leave | cmd.Drop):
+        if isinstance(command, cmd.Join | cmd.Leave | cmd.Drop | cmd.Reserve):
             self._seat(command, max(self.now, now))
             return []
         self.now = max(self.now, now)
@@ -227,7 +228,7 @@ class TableCore:
             elif self.finished and self._queue:
                 command = self._queue.popleft()
                 self._out.append(
-                    Reply(command.cid, (TABLE_UNAVAILABLE, "the table stopped", self.id))
+                    Reply(command.cid, Refusal(TABLE_UNAVAILABLE, "the table stopped", self.id))
                 )
             elif park is not None and self._queue:
                 command = self._queue.popleft()
@@ -259,17 +260,19 @@ class TableCore:
                 out.append(Deadline(None))
         except IllegalAction as exc:  # a command refused; nothing changed
             assert cid is not None
-            out.append(Reply(cid, (exc.code, exc.message, exc.value)))
+            out.append(Reply(cid, exc.refusal))
         except TableFailure as exc:  # from a command: the table had changed, so it closes
             assert cid is not None
             message = f"not recorded ({exc}); the table is closed until its round is recovered"
-            out.append(Reply(cid, (STORAGE_FAILED, message, self.id)))
+            out.append(Reply(cid, Refusal(STORAGE_FAILED, message, self.id)))
             self._close(f"the ledger or journal could not be written: {exc}")
         except Exception as exc:
             if cid is None:
                 raise  # the table's life handles its own failures: this is a bug
             self._say("critical", f"table {self.id}: command failed", exc)
-            out.append(Reply(cid, (TABLE_UNAVAILABLE, "the table failed and is closed", self.id)))
+            out.append(
+                Reply(cid, Refusal(TABLE_UNAVAILABLE, "the table failed and is closed", self.id))
+            )
             self._close("a command failed")
 
     def crashed(self, reason: str) -> list[Any]:
@@ -330,9 +333,11 @@ class TableCore:
 
     # --- seats and views ----------------------------------------------------------------------
 
-    def _seat(self, command: cmd.Join | cmd.Leave | cmd.Drop, now: float) -> None:
+    def _seat(self, command: cmd.Join | cmd.Leave | cmd.Drop | cmd.Reserve, now: float) -> None:
         if isinstance(command, cmd.Join):
-            self.seats.join(command.player_id, command.role, now)
+            self.seats.join(command.player_id, command.role, now, command.seat)
+        elif isinstance(command, cmd.Reserve):
+            self.seats.reserved[command.player_id] = command.seat
         elif isinstance(command, cmd.Leave):
             self.seats.leave(command.player_id, command.role)
         else:
@@ -611,8 +616,8 @@ class TableCore:
             reply = yield from self._decide(
                 command.player_id, command.round_id, command.spot, command.decision
             )
-        error, data, balance_of = reply
-        return Reply(command.cid, error, data, balance_of)
+        refusal, data, balance_of = reply
+        return Reply(command.cid, refusal, data, balance_of)
 
     def _current(self, round_id: str) -> RoundEngine:
         if self.engine is None or round_id != self.round_id:
@@ -664,7 +669,7 @@ class TableCore:
             yield from self._journal(rec.BetRefused(player=player_id, bet_id=bet_id))
             if isinstance(debited, Failed):
                 message = f"not recorded, nothing was charged: {debited.message}"
-                return (STORAGE_FAILED, message, None), None, None
+                return Refusal(STORAGE_FAILED, message, None), None, None
             message = f"the balance {debited.balance} does not cover {amount}"
             raise IllegalAction(INSUFFICIENT_FUNDS, message, amount)
         if isinstance(journaled, Failed):
@@ -700,17 +705,17 @@ class TableCore:
         placed: list[dict[str, Any]] = []
         for n, wager in enumerate(previous, 1):
             try:
-                error, data, _ = yield from self._place(
+                refusal, data, _ = yield from self._place(
                     player_id, round_id, f"{prefix}-{n}", wager.spot, wager.amount
                 )
             except IllegalAction as exc:
-                error, data = (exc.code, exc.message, exc.value), None
-            if error is not None:
+                refusal, data = exc.refusal, None
+            if refusal is not None:
                 if placed:  # the bets before it stand: say which
-                    code, message, value = error
                     stand = ", ".join(str(p["bet_id"]) for p in placed)
-                    return (code, f"{message}; placed and standing: {stand}", value), None, None
-                return error, None, None
+                    message = f"{refusal.message}; placed and standing: {stand}"
+                    return Refusal(refusal.code, message, refusal.value), None, None
+                return refusal, None, None
             assert data is not None
             placed.append(data)
         return None, {"bets": placed}, player_id

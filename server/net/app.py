@@ -30,6 +30,7 @@ from server import __version__
 from server.cluster.identity import default_node_id
 from server.config import ServerSettings
 from server.datadir import DataDirLock
+from server.games.table import TableSettings
 from server.journal.journal import Journal
 from server.journal.sqlite_journal import SqliteJournal
 from server.net.connection import ConnectionLimits, serve_connection
@@ -39,7 +40,7 @@ from server.stations.store import open_station_store
 from server.stores import StorageError
 from server.tables.casino import Casino
 from server.tables.clock import Clock, SystemClock
-from server.tables.runtime import TableRuntime
+from server.tables.hooks import TableHooks
 from server.wallet.ledger import Ledger
 from server.wallet.sqlite_ledger import SqliteLedger
 
@@ -164,6 +165,7 @@ class Service:
         # PostgreSQL and Redis (psycopg, redis-py and the cluster) are imported only where
         # they are used: the embedded default starts without loading them (a third faster).
         self.cluster: ClusterNode | None = None
+        self.metrics = Metrics()
         token_key = None
         try:
             self.ledger: Ledger
@@ -205,13 +207,13 @@ class Service:
                 stations_store=self.stations_store,
                 ticket_key=ticket_key,
                 clustered=self.redis_url is not None,
+                hooks=self._hooks,
             )
         except BaseException:
             if self.database_lock is not None:
                 self.database_lock.release()
             self.lock.release()
             raise
-        self.metrics = Metrics()
         self.limits = limits or ConnectionLimits()
         self.client_dist = client_dist
         self.server: Server | None = None
@@ -319,12 +321,14 @@ class Service:
         self.metrics.frames_fanout.value += sent
         return sent
 
-    def _on_table(self, table: TableRuntime) -> None:
-        table.fanout = self._fanout
-        table.round_finished = self.metrics.round_counter(table.game.game)
+    def _hooks(self, table: TableSettings) -> TableHooks:
+        """Each table's hooks at the edge: the fan-out that frames an event once, and the
+        round counter of its game."""
+        return TableHooks(
+            fanout=self._fanout, round_finished=self.metrics.round_counter(table.game)
+        )
 
     async def start(self, *, stagger: bool = True) -> None:
-        self.casino.on_table = self._on_table
         if self.casino.devices.channels:  # devices connect before their tables deal
             await self.casino.devices.start()
         self.casino.start(stagger=stagger)

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,8 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
-from server.games.errors import IllegalAction
+from server.core import commands as cmd
+from server.games.errors import IllegalAction, Refusal
 from server.net.fanout import ws_binary_frame
 from server.net.metrics import Metrics
 from server.protocol.codec import ProtocolError, decode_client, encode
@@ -56,7 +58,7 @@ from server.protocol.messages import (
 from server.stations.service import StationRefused, Stations
 from server.tables.casino import AuthError, Casino, Player
 from server.tables.door import TableDoor
-from server.tables.runtime import Reply
+from server.tables.runtime import TableReply
 
 __all__ = ["ConnectionLimits", "serve_connection"]
 
@@ -178,37 +180,30 @@ class _Session:
             return None
         if self.player is None:
             return self.error("hello_first", "send hello before anything else", ref=message.ref)
-        match message:
-            case ListTables():
-                self.send(Lobby(tables=self.casino.lobby(), ref=message.ref))
-            case Join() | Resume():
-                await self._join(message)
-            case Leave():
-                self._leave(message.table)
-                self.send(Left(table=message.table, ref=message.ref))
-            case PlaceBet():
-                await self._place(message)
-            case CancelBet():
-                await self._cancel(message)
-            case RepeatBets():
-                await self._repeat(message)
-            case Decide():
-                await self._decide(message)
-            case GetRecall():
-                rounds = self.casino.recall(self.player.player_id, message.table)
-                self.send(Recall(rounds=rounds, ref=message.ref))
-            case GetRules():
-                rules = self.casino.rules(message.table)
-                if rules is None:
-                    self.error("unknown_table", "no such table", message.table, message.ref)
-                else:
-                    rules.ref = message.ref
-                    self.send(rules)
-            case Ping():
-                self.send(Pong(nonce=message.nonce, ref=message.ref))
-            case CashOut() | CallAttendant() | AttendantAction():
-                await self._station_request(message)
-        return None
+        return await _HANDLERS[type(message)](self, message)
+
+    async def _list_tables(self, message: ListTables) -> None:
+        self.send(Lobby(tables=self.casino.lobby(), ref=message.ref))
+
+    async def _leave_table(self, message: Leave) -> None:
+        self._leave(message.table)
+        self.send(Left(table=message.table, ref=message.ref))
+
+    async def _recall(self, message: GetRecall) -> None:
+        assert self.player is not None
+        rounds = self.casino.recall(self.player.player_id, message.table)
+        self.send(Recall(rounds=rounds, ref=message.ref))
+
+    async def _rules(self, message: GetRules) -> None:
+        rules = self.casino.rules(message.table)
+        if rules is None:
+            self.error("unknown_table", "no such table", message.table, message.ref)
+        else:
+            rules.ref = message.ref
+            self.send(rules)
+
+    async def _ping(self, message: Ping) -> None:
+        self.send(Pong(nonce=message.nonce, ref=message.ref))
 
     async def _station_request(self, message: CashOut | CallAttendant | AttendantAction) -> None:
         """A player station's touchscreen (docs/electronic-tables.md)."""
@@ -300,7 +295,7 @@ class _Session:
                 with contextlib.suppress(IllegalAction):
                     await table.enter(old, "spectator")
                     self.viewers[table.id] = old
-            return self.error(exc.code, exc.message, exc.value, message.ref)
+            return self.refuse(exc.refusal, message.ref)
         self.viewers[table.id] = viewer
         self.send(
             Joined(
@@ -330,21 +325,29 @@ class _Session:
                 table.drop_viewer(viewer)
         self.viewers.clear()
 
-    async def _submit(self, table_id: str, ref: int | None, kind: str, **args: Any) -> Reply | None:
+    async def _submit(
+        self, table_id: str, ref: int | None, command: cmd.PlayCommand
+    ) -> TableReply | None:
         table = self._table(table_id, ref)
         if table is None:
             return None
-        assert self.player is not None
-        reply = await table.submit(kind, self.player.player_id, **args)
-        if reply.error is not None:
-            code, text, value = reply.error
-            self.error(code, text, value, ref)
+        reply = await table.submit(command)
+        if reply.refusal is not None:
+            self.refuse(reply.refusal, ref)
             return None
         return reply
 
+    def refuse(self, refusal: Refusal, ref: int | None) -> None:
+        self.error(refusal.code, refusal.message, refusal.value, ref)
+
+    @property
+    def player_id(self) -> str:
+        assert self.player is not None  # commands come after hello
+        return self.player.player_id
+
     async def _place(self, m: PlaceBet) -> None:
         reply = await self._submit(
-            m.table, m.ref, "place", round_id=m.round, bet_id=m.bet_id, spot=m.spot, amount=m.amount
+            m.table, m.ref, cmd.Place(self.player_id, m.round, m.bet_id, m.spot, m.amount)
         )
         if reply is None:
             self.metrics.bet_refused(self.last_error)
@@ -365,7 +368,7 @@ class _Session:
             self.metrics.bet_acked(self.received_at)
 
     async def _cancel(self, m: CancelBet) -> None:
-        reply = await self._submit(m.table, m.ref, "cancel", round_id=m.round, bet_id=m.bet_id)
+        reply = await self._submit(m.table, m.ref, cmd.Cancel(self.player_id, m.round, m.bet_id))
         if reply is not None:
             self.send(
                 BetCancelled(
@@ -379,7 +382,7 @@ class _Session:
 
     async def _repeat(self, m: RepeatBets) -> None:
         reply = await self._submit(
-            m.table, m.ref, "repeat", round_id=m.round, prefix=m.bet_id_prefix
+            m.table, m.ref, cmd.Repeat(self.player_id, m.round, m.bet_id_prefix)
         )
         if reply is not None:
             game = self.casino.games[m.table].game
@@ -398,9 +401,27 @@ class _Session:
                 )
 
     async def _decide(self, m: Decide) -> None:
-        await self._submit(
-            m.table, m.ref, "decide", round_id=m.round, spot=m.spot, decision=m.decision
-        )
+        await self._submit(m.table, m.ref, cmd.Decide(self.player_id, m.round, m.spot, m.decision))
+
+
+# Each message a client may send after ``hello``, and the handler that takes it
+# (docs/protocol.md, "Client messages").
+_HANDLERS: dict[type[Any], Callable[[_Session, Any], Awaitable[None]]] = {
+    ListTables: _Session._list_tables,
+    Join: _Session._join,
+    Resume: _Session._join,
+    Leave: _Session._leave_table,
+    PlaceBet: _Session._place,
+    CancelBet: _Session._cancel,
+    RepeatBets: _Session._repeat,
+    Decide: _Session._decide,
+    GetRecall: _Session._recall,
+    GetRules: _Session._rules,
+    Ping: _Session._ping,
+    CashOut: _Session._station_request,
+    CallAttendant: _Session._station_request,
+    AttendantAction: _Session._station_request,
+}
 
 
 async def serve_connection(

@@ -17,7 +17,7 @@ import logging
 import secrets
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ import jwt
 
 from rng.sources import HmacDrbgSource
 from server.config import ServerSettings
+from server.core import commands as cmd
 from server.core.replay import replay_round
 from server.datadir import load_key
 from server.devices.dealing import DealerSettings
@@ -43,8 +44,10 @@ from server.stations.store import StationStore
 from server.tables.clock import Clock
 from server.tables.door import TableDoor
 from server.tables.games import build_game
+from server.tables.hooks import TableHooks
 from server.tables.recovery import Recovered, recover_open_rounds
 from server.tables.runtime import TableRuntime
+from server.tables.viewers import Viewer
 from server.wallet.ledger import (
     HOUSE,
     OPEN_WAGERS,
@@ -131,8 +134,12 @@ class Casino:
         stations_store: StationStore | None = None,
         ticket_key: bytes | None = None,
         clustered: bool = False,
+        hooks: Callable[[TableSettings], TableHooks] = lambda table: TableHooks(),
     ) -> None:
+        """``hooks``: each table's lifecycle hooks as the edge wants them (its fan-out, its
+        round counter); the casino adds the player stations' (server.tables.hooks)."""
         self.settings = settings
+        self.hooks = hooks
         self.ledger = ledger
         self.journal = journal
         self.clock = clock
@@ -173,6 +180,7 @@ class Casino:
             if t.devices
         }
         self.tables: dict[str, TableRuntime] = {}
+        self.stations = self._stations(stations_store, ticket_key)
         # A cluster node (docs/operations.md, "Running a cluster") runs only the tables whose
         # lease it holds, each taken with ``take`` on its fenced stores; one process alone
         # runs every table from the start.
@@ -184,27 +192,42 @@ class Casino:
             )
         for table in () if clustered else settings.tables:
             self.tables[table.id] = self._runtime(table, ledger, journal)
-        # Each table runtime as it is made (the service sets its fan-out and round counter).
-        self.on_table: Callable[[TableRuntime], None] = lambda table: None
         # A cluster node's doors to every table, wherever it runs (server.cluster.tables),
         # and the lobby as the node sees it.
         self.doors: dict[str, TableDoor] = {}
         self.cluster_lobby: Callable[[], list[TableSummary]] | None = None
         # A cluster keeps recovery's notices where any node finds them (Redis).
         self.shared_notices: Callable[[str], Awaitable[list[Notice]]] | None = None
-        self.stations = self._stations(stations_store, ticket_key)
         self.notices: dict[str, list[Notice]] = defaultdict(list)
         self._names: dict[str, str] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._running: dict[str, asyncio.Task[None]] = {}
         self.recovered: list[Recovered] = []
 
-    def _runtime(self, table: TableSettings, ledger: Ledger, journal: Journal) -> TableRuntime:
+    def _runtime(
+        self,
+        table: TableSettings,
+        ledger: Ledger,
+        journal: Journal,
+        *,
+        published: Callable[[int | None, str | None, bytes], object] | None = None,
+        viewers: dict[Viewer, str] | None = None,
+    ) -> TableRuntime:
         """The table's runtime, numbering its rounds after the journal's last and starting a
-        new epoch (a durable write)."""
+        new epoch (a durable write), with its hooks: the edge's, the player stations' and —
+        on a cluster node — ``published`` (its events to the other nodes) and ``viewers``
+        (the node's door's)."""
         last = journal.last_round(table.id)
         first = int(last.rsplit(".", 1)[1]) + 1 if last else 1
-        return TableRuntime(
+        hooks = self.hooks(table)
+        stations = self.stations
+        if stations is not None:  # a station bets at its own tables only
+            hooks = replace(hooks, gate=partial(stations.gate, table.id))
+            if table.id in stations.tables:
+                hooks = replace(hooks, round_ended=partial(stations.round_ended, table.id))
+        if published is not None:
+            hooks = replace(hooks, published=published)
+        runtime = TableRuntime(
             table,
             self.games[table.id],
             ledger,
@@ -213,7 +236,15 @@ class Casino:
             first_round=first,
             epoch=next_epoch(journal, table.id),
             devices=self.table_devices.get(table.id),
+            hooks=hooks,
+            viewers=viewers,
         )
+        if stations is not None and table.id in stations.tables:
+            stations.on_table(table.id, self._broadcaster(runtime))
+            for station_id in stations.tables[table.id]:  # each station sits at its own seat
+                seat = stations.stations[station_id].settings.seat
+                runtime.seat(cmd.Reserve(station_player(station_id), seat))
+        return runtime
 
     def _stations(self, store: StationStore | None, ticket_key: bytes | None) -> Stations | None:
         """The player stations of the electronic tables, if any is configured
@@ -233,25 +264,17 @@ class Casino:
             ticket_key=ticket_key or secrets.token_bytes(32),
         )
         for table_id in stations.tables:
-            table = self.tables[table_id]
-            if table.game.boxed:
+            if self.games[table_id].boxed:
                 raise ConfigError(
                     f"table {table_id}: player stations play tables without betting boxes; "
                     "a station's seat is not a box"
                 )
-            table.round_ended = partial(stations.round_ended, table_id)
-            stations.on_table(table_id, self._broadcaster(table))
-            for station_id in stations.tables[table_id]:  # each station sits at its own seat
-                seat = stations.stations[station_id].settings.seat
-                table.core.seats.reserved[station_player(station_id)] = seat
-        for table_id, table in self.tables.items():  # a station bets at its own tables only
-            table.gate = partial(stations.gate, table_id)
         return stations
 
     @staticmethod
     def _broadcaster(table: TableRuntime) -> Any:
         def broadcast(message: ServerMessage) -> None:
-            table.fanout(list(table.viewers), encode(message))
+            table.hooks.fanout(list(table.viewers), encode(message))
 
         return broadcast
 
@@ -297,7 +320,6 @@ class Casino:
                 self.stations.round_ended(item.table_id, item.round_id, status)
         count = len(self.tables)
         for n, table in enumerate(self.tables.values()):
-            self.on_table(table)
             cycle = table.settings.betting_seconds + table.settings.pause_seconds
             offset = cycle * n / count if stagger and count > 1 else 0.0
             self._run(table, offset)
@@ -314,8 +336,9 @@ class Casino:
         table_id: str,
         ledger: Ledger,
         journal: Journal,
-        prepare: Callable[[TableRuntime], None] = lambda table: None,
         *,
+        published: Callable[[int | None, str | None, bytes], object] | None = None,
+        viewers: dict[Viewer, str] | None = None,
         start_after: float = 0.0,
     ) -> list[Recovered]:
         """Run ``table_id`` here on ``ledger`` and ``journal`` (the node's fenced views of the
@@ -323,7 +346,7 @@ class Casino:
         — completed or voided exactly as after a crash — then play on from its next round
         number in a new epoch, the first after ``start_after`` seconds. The blocking reads
         and writes run off the event loop. ``prepare`` sees the runtime before its first
-        step."""
+        step. ``published`` and ``viewers``: the node's hooks for it (``_runtime``)."""
         settings = self.table_settings[table_id]
 
         def recover() -> tuple[list[Recovered], TableRuntime]:
@@ -333,13 +356,12 @@ class Casino:
                 journal, ledger, {table_id: game}, self._announce, tables={table_id}
             )
             self.games[table_id] = game
-            return recovered, self._runtime(settings, ledger, journal)
+            runtime = self._runtime(settings, ledger, journal, published=published, viewers=viewers)
+            return recovered, runtime
 
         recovered, table = await asyncio.to_thread(recover)
         self.recovered.extend(recovered)
         self.tables[table_id] = table
-        self.on_table(table)
-        prepare(table)  # the node's viewers of the table, and its publishing to the others
         self._run(table, start_after)
         return recovered
 

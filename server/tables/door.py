@@ -4,11 +4,12 @@ runs (``server.cluster.tables``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from server.core.commands import PlayCommand
     from server.protocol.messages import TableSnapshot
-    from server.tables.runtime import Reply
+    from server.tables.runtime import TableReply
     from server.tables.viewers import Viewer
 
 __all__ = ["TableDoor"]
@@ -31,4 +32,6 @@ class TableDoor(Protocol):
 
     def drop_viewer(self, viewer: Viewer) -> None: ...
 
-    async def submit(self, kind: str, player_id: str, **args: Any) -> Reply: ...
+    async def submit(self, command: PlayCommand) -> TableReply:
+        """Play ``command`` (built once, at the edge) at the table; its answer."""
+        ...

@@ -14,30 +14,30 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from server.core import commands as cmd
 from server.core import effects as fx
 from server.core.table import SEQ_BLOCK, TABLE_HELD, TABLE_UNAVAILABLE, TableCore
+from server.games.errors import Refusal
 from server.games.table import TableGame, TableSettings
-from server.journal.journal import Journal, RoundStatus
+from server.journal.journal import Journal
 from server.protocol.codec import encode
 from server.protocol.messages import BalanceChanged, TableEvent, TableSnapshot
 from server.storage import in_flight
 from server.tables.clock import Clock
-from server.tables.viewers import Fanout, History, Viewer, deliver_each
+from server.tables.hooks import TableHooks
+from server.tables.viewers import History, Viewer
 from server.tables.waits import STATUS, ChanceDevices, TableStores
 from server.wallet.ledger import Ledger, PostResult, player_account
 
 __all__ = [
     "SEQ_BLOCK",
-    "Fanout",
-    "Reply",
+    "TableHooks",
+    "TableReply",
     "TableRuntime",
     "Viewer",
-    "deliver_each",
     "say",
 ]
 
@@ -52,14 +52,11 @@ def say(effect: fx.Log) -> None:
 
 
 @dataclass
-class Reply:
-    """The table's answer to one command: ``error`` (code, message, value) or data."""
+class TableReply:
+    """The table's answer to one play command: its ``refusal``, or data."""
 
-    error: tuple[str, str, Any] | None = None
+    refusal: Refusal | None = None
     data: dict[str, Any] = field(default_factory=dict)
-
-
-_COMMANDS = {"place": cmd.Place, "cancel": cmd.Cancel, "repeat": cmd.Repeat, "decide": cmd.Decide}
 
 
 class TableRuntime:
@@ -75,25 +72,20 @@ class TableRuntime:
         first_round: int = 1,
         epoch: int = 0,
         devices: ChanceDevices | None = None,
+        hooks: TableHooks | None = None,
+        viewers: dict[Viewer, str] | None = None,
     ) -> None:
+        """``viewers``: the viewers to deliver to, when someone else keeps them too (a cluster
+        node's door to the table keeps them while the table moves between nodes)."""
         self.settings, self.id, self.game = settings, settings.id, game
         self.ledger, self.journal, self.clock = ledger, journal, clock
         self.core = TableCore(settings, game, first_round=first_round, epoch=epoch)
         self.stores = TableStores(self.id, ledger, journal, game, devices)
-        self.viewers: dict[Viewer, str] = {}
-        self.fanout: Fanout = deliver_each
-        self.round_finished: Callable[[RoundStatus], object] = lambda status: None  # metrics
-        # A round ended (its id, its status): the player stations meter it.
-        self.round_ended: Callable[[str, RoundStatus], object] = lambda round_id, status: None
-        # Who may bet here (a player station's lock, a table for stations only): an error
-        # (code, message, value) refuses a player's command before it reaches the table.
-        self.gate: Callable[[str, str], tuple[str, str, Any] | None] = lambda kind, player: None
+        self.viewers: dict[Viewer, str] = {} if viewers is None else viewers
+        self.hooks = hooks or TableHooks()
         self.history = History(history)
-        # Each event as it goes out (seq, audience, frame) and each balance frame (None, the
-        # player, frame): a cluster node publishes them to the other nodes' viewers.
-        self.published: Callable[[int | None, str | None, bytes], None] | None = None
         self._inbox: asyncio.Queue[cmd.Command] = asyncio.Queue()
-        self._replies: dict[int, asyncio.Future[Reply]] = {}
+        self._replies: dict[int, asyncio.Future[TableReply]] = {}
         self._cids = itertools.count(1)
         self._deadline: float | None = None
         # Balances the ledger reported with this step's posts (account → balance just
@@ -125,22 +117,37 @@ class TableRuntime:
 
     # --- viewers --------------------------------------------------------------------------------
 
+    def seat(self, command: cmd.Join | cmd.Leave | cmd.Drop | cmd.Reserve) -> None:
+        """The one way in for seating, for a viewer here or a player seen at another node
+        (a cluster's): takes effect at once. ``Join`` raises ``IllegalAction(table_full)``
+        when it needs a seat and none is free."""
+        self.core.handle(command, self.clock.now())
+
     def add_viewer(self, viewer: Viewer, role: str) -> None:
         """Admit ``viewer``; ``IllegalAction(table_full)`` when it needs a seat and none is free."""
-        self.core.handle(cmd.Join(viewer.player_id, role), self.clock.now())
+        self.seat(cmd.Join(viewer.player_id, role))
         self.viewers[viewer] = role
 
     def remove_viewer(self, viewer: Viewer) -> None:
         """The viewer left on purpose: the seat is free at once."""
         role = self.viewers.pop(viewer, None)
         if role is not None:
-            self.core.handle(cmd.Leave(viewer.player_id, role), self.clock.now())
+            self.seat(cmd.Leave(viewer.player_id, role))
 
     def drop_viewer(self, viewer: Viewer) -> None:
         """The connection dropped: the seat is held for the grace period. Bets stand."""
         role = self.viewers.pop(viewer, None)
         if role is not None:
-            self.core.handle(cmd.Drop(viewer.player_id, role), self.clock.now())
+            self.seat(cmd.Drop(viewer.player_id, role))
+
+    def snapshot_data(self, player_id: str) -> dict[str, Any]:
+        """The table as ``player_id`` sees it now (a snapshot's fields)."""
+        return self.core.snapshot(player_id, self.clock.now())
+
+    @property
+    def finished(self) -> bool:
+        """The table's life ended (stopped, handed over or closed)."""
+        return self.core.finished
 
     async def enter(
         self, viewer: Viewer, role: str, last_seq: int | None = None
@@ -162,20 +169,22 @@ class TableRuntime:
 
     # --- commands -------------------------------------------------------------------------------
 
-    async def submit(self, kind: str, player_id: str, **args: Any) -> Reply:
-        """Queue a player's command; resolves when the table has handled it."""
+    async def submit(self, command: cmd.PlayCommand) -> TableReply:
+        """Queue a player's command, as the edge built it; resolves when the table has
+        handled it."""
         if not self.core.available or self.core.finished:
-            return Reply(error=(TABLE_UNAVAILABLE, "this table is closed", self.id))
+            return TableReply(Refusal(TABLE_UNAVAILABLE, "this table is closed", self.id))
         held = self.core.held
         if held is not None:  # answered now: the table would take it only after the hold
-            return Reply(error=(TABLE_HELD, f"the table is on hold: {held['reason']}", self.id))
-        refused = self.gate(kind, player_id)
+            reason = f"the table is on hold: {held['reason']}"
+            return TableReply(Refusal(TABLE_HELD, reason, self.id))
+        refused = self.hooks.gate(command.kind, command.player_id)
         if refused is not None:
-            return Reply(error=refused)
+            return TableReply(refused)
         cid = next(self._cids)
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[TableReply] = asyncio.get_running_loop().create_future()
         self._replies[cid] = future
-        await self._inbox.put(_COMMANDS[kind](cid, player_id, **args))
+        await self._inbox.put(replace(command, cid=cid))
         return await future
 
     def drain(self) -> None:
@@ -207,7 +216,7 @@ class TableRuntime:
             for future in self._replies.values():
                 if not future.done():
                     future.set_result(
-                        Reply(error=(TABLE_UNAVAILABLE, "the table stopped", self.id))
+                        TableReply(Refusal(TABLE_UNAVAILABLE, "the table stopped", self.id))
                     )
             self._replies.clear()
 
@@ -244,8 +253,8 @@ class TableRuntime:
                 elif kind is fx.Deadline:
                     self._deadline = effect.at
                 elif kind is fx.RoundFinished:
-                    self.round_finished(STATUS[effect.status])
-                    self.round_ended(effect.round_id, STATUS[effect.status])
+                    self.hooks.round_finished(STATUS[effect.status])
+                    self.hooks.round_ended(effect.round_id, STATUS[effect.status])
                 elif kind is fx.Wait:
                     wait = effect
                 elif kind is fx.Log:
@@ -271,12 +280,12 @@ class TableRuntime:
             )
         )
         self.history.append(emit.seq, frame, emit.audience)
-        if self.published is not None:
-            self.published(emit.seq, emit.audience, frame)
+        if self.hooks.published is not None:
+            self.hooks.published(emit.seq, emit.audience, frame)
         if emit.audience is None:
-            self.fanout(self.viewers, frame)
+            self.hooks.fanout(self.viewers, frame)
         else:
-            self.fanout([v for v in self.viewers if v.player_id == emit.audience], frame)
+            self.hooks.fanout([v for v in self.viewers if v.player_id == emit.audience], frame)
 
     def _emit_raw(self, round_id: str, name: str, data: dict[str, Any], to: str | None) -> None:
         """An event injected outside the rounds (the fan-out benchmarks' paced load)."""
@@ -295,7 +304,7 @@ class TableRuntime:
             for bet in reversed(data.get("bets", [])):
                 bet["balance"] = balance
                 balance += bet["amount"]
-        future.set_result(Reply(error=reply.error, data=data))
+        future.set_result(TableReply(reply.refusal, data))
 
     def _balance(self, player_id: str) -> int:
         account = player_account(player_id)
@@ -305,8 +314,8 @@ class TableRuntime:
     def _balance_changed(self, player_id: str, reason: str) -> None:
         balance = self._balance(player_id)
         frame = encode(BalanceChanged(balance=balance, reason=reason))
-        if self.published is not None:
-            self.published(None, player_id, frame)
+        if self.hooks.published is not None:
+            self.hooks.published(None, player_id, frame)
         for viewer in list(self.viewers):
             if viewer.player_id == player_id:
                 viewer.deliver(frame)

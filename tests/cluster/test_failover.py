@@ -13,6 +13,7 @@ import pytest
 
 from server.cli.main import main
 from server.cluster.node import place
+from server.core import commands as cmd
 from server.journal.journal import RoundStatus
 from server.journal.pg_journal import PgJournal
 from server.pg_storage import connect
@@ -126,12 +127,12 @@ def test_a_node_that_lost_its_lease_cannot_write_for_the_table(
                 what="node-a's table opened its betting or closed",
             )
             reply = await table.submit(
-                "place", player.player_id, round_id=table.round_id, bet_id="b1",
-                spot="red", amount=500,
+                cmd.Place(player.player_id, round_id=table.round_id, bet_id="b1",
+                spot="red", amount=500)
             )  # fmt: skip
             # refused by the fence (or by the table the fence already closed)
-            assert reply.error is not None
-            assert reply.error[0] in ("storage_failed", "table_unavailable")
+            assert reply.refusal is not None
+            assert reply.refusal.code in ("storage_failed", "table_unavailable")
             await until(lambda: not table.available, what="node-a's table closed")
             assert a.casino.balance(player.player_id) == before  # nothing was debited
         finally:

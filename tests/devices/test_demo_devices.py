@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from server.cli.main import main
 from server.cli.demo_devices import DEVICES, STATION_TABLE, STATIONS, DemoDevices
+from server.cli.main import main
 from server.net.bot import run_bot
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import (

@@ -212,3 +212,14 @@ def test_an_unreadable_message_gets_an_error_with_its_ref_and_the_connection_car
             await c.expect(__import__("server.protocol.messages", fromlist=["Lobby"]).Lobby)
 
     asyncio.run(scenario())
+
+
+def test_every_client_message_has_its_handler() -> None:
+    """A message added to the protocol without a handler would fail at the first one sent:
+    each of the protocol's client messages (``hello`` aside, answered before any) has one."""
+    from typing import get_args
+
+    from server.net.connection import _HANDLERS
+    from server.protocol.messages import ClientMessage
+
+    assert set(get_args(ClientMessage)) - {Hello} == set(_HANDLERS)

@@ -246,7 +246,7 @@ class Driver:
     def play(self, kind: type, player: str, **args: Any) -> fx.Reply | None:
         """A player's command; its reply once the table has handled it (None while queued)."""
         cid = next(self._cids)
-        self.send(kind(cid, player, **args))
+        self.send(kind(player, **args, cid=cid))
         return self.replies.pop(cid, None)
 
     def advance(self, seconds: float) -> None:

@@ -74,7 +74,7 @@ class Harness:
     def fund(self, player: str, amount: int = 10_000) -> None:
         """Give ``player`` money and a seat (as a connection joining as a player would: only
         seated players bet)."""
-        self.table.core.handle(Join(player, "player"), self.clock.now())
+        self.table.seat(Join(player, "player"))
         self.ledger.open_account(player_account(player))
         self.ledger.post(
             f"grant:{player}",

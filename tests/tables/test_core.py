@@ -26,7 +26,7 @@ def test_a_stop_while_the_table_waits_for_a_decision_voids_the_round() -> None:
     d.seat("ann")
     for _ in range(40):  # rounds until one asks ann for a decision
         reply = _bet(d, "ann", "bet:{seat}")
-        assert reply is not None and reply.error is None
+        assert reply is not None and reply.refusal is None
         d.run_until(d.now + d.settings.betting_seconds)
         if d.core.decisions:
             break
@@ -67,7 +67,7 @@ def test_a_bet_waits_for_both_its_debit_and_its_record() -> None:
     d = Driver(TABLES["big-six"], seed=5)
     d.fund("ann", 10_000)
     d.seat("ann")
-    effects = d.core.handle(cmd.Place(1, "ann", d.core.round_id or "", "b1", "one", 500), d.now)
+    effects = d.core.handle(cmd.Place("ann", d.core.round_id or "", "b1", "one", 500, cid=1), d.now)
     assert not [e for e in effects if isinstance(e, fx.Reply)]
     wait = effects[-1]
     assert isinstance(wait, fx.Wait)
@@ -77,6 +77,8 @@ def test_a_bet_waits_for_both_its_debit_and_its_record() -> None:
         fx.Failed("disk on fire") if isinstance(e, fx.AppendRecord) else None for e in wait.effects
     )
     replies = [e for e in d.core.handle(cmd.Done(results), d.now) if isinstance(e, fx.Reply)]
-    assert replies and replies[0].error is not None and replies[0].error[0] == "storage_failed"
+    assert (
+        replies and replies[0].refusal is not None and replies[0].refusal.code == "storage_failed"
+    )
     assert not d.core.available
     d.close()

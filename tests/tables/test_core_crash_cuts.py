@@ -147,7 +147,7 @@ def test_a_round_completed_by_recovery_pays_its_progressive_award() -> None:
     round_id = d.core.round_id or ""
     for bet_id, spot in (("b1", "banker"), ("b2", "heavenly_9_progressive")):
         reply = d.play(cmd.Place, "ann", round_id=round_id, bet_id=bet_id, spot=spot, amount=500)
-        assert reply is not None and reply.error is None, reply
+        assert reply is not None and reply.refusal is None, reply
     d.run_until(d.now + 30)
     awards = [e for e in d.emits if e.name == "progressive_awarded" and e.data["amount"] > 0]
     assert awards, "the scripted hit value was not reached"

@@ -155,8 +155,8 @@ class TableMachine(RuleBasedStateMachine):
         new = _accepted(d.emits[emitted:])
         faulted = d.faults.raised[faults:]
         if faulted:  # the bet's record or debit (or the refusal's record) was not written
-            assert reply.error is not None, reply
-        if reply.error is None:
+            assert reply.refusal is not None, reply
+        if reply.refusal is None:
             assert reply.data is not None and reply.data["retried"] is False
             assert (reply.data["bet_id"], reply.data["amount"]) == (bet_id, amount)
             assert new == [(round_id, player, bet_id, amount)]
@@ -167,11 +167,11 @@ class TableMachine(RuleBasedStateMachine):
         else:
             assert new == [], "a refused bet was announced"
             if stale and round_id != d.core.round_id:
-                assert reply.error[0] == "round_not_open", reply
-            if reply.error[0] == "storage_failed":
+                assert reply.refusal.code == "round_not_open", reply
+            if reply.refusal.code == "storage_failed":
                 assert faulted, reply
                 if d.core.available:  # the debit failed: nothing was charged
-                    assert "nothing was charged" in reply.error[1]
+                    assert "nothing was charged" in reply.refusal.message
             if d.core.available:
                 assert d.ledger.balance(OPEN_WAGERS) == before
         self._after()
@@ -198,11 +198,11 @@ class TableMachine(RuleBasedStateMachine):
         assert d.faults.raised[faults:] == [] and d.emits[emitted:] == []
         assert d.ledger.balance(OPEN_WAGERS) == before
         if bet.round_id != d.core.round_id:
-            assert reply.error is not None and reply.error[0] == "round_not_open", reply
+            assert reply.refusal is not None and reply.refusal.code == "round_not_open", reply
         elif (bet.round_id, bet.player, bet.bet_id) in self.cancelled:
-            assert reply.error is not None and reply.error[0] == "duplicate_bet_id", reply
+            assert reply.refusal is not None and reply.refusal.code == "duplicate_bet_id", reply
         else:
-            assert reply.error is None, reply
+            assert reply.refusal is None, reply
             assert reply.data == {
                 "bet_id": bet.bet_id,
                 "spot": bet.spot,
@@ -221,7 +221,7 @@ class TableMachine(RuleBasedStateMachine):
         assert reply is not None
         key = (bet.round_id, bet.player, bet.bet_id)
         cancelled = [e for e in d.emits[emitted:] if e.name == "bet_cancelled"]
-        if reply.error is None:
+        if reply.refusal is None:
             assert key not in self.cancelled and bet.round_id == d.core.round_id
             assert [(e.round_id, e.data["wager"]["bet_id"]) for e in cancelled] == [
                 (bet.round_id, bet.bet_id)
@@ -232,9 +232,9 @@ class TableMachine(RuleBasedStateMachine):
         else:
             assert cancelled == []
             if bet.round_id != d.core.round_id:
-                assert reply.error[0] == "round_not_open", reply
+                assert reply.refusal.code == "round_not_open", reply
             if d.faults.raised[faults:]:
-                assert reply.error[0] == "storage_failed", reply
+                assert reply.refusal.code == "storage_failed", reply
             else:
                 assert d.ledger.balance(OPEN_WAGERS) == before
         self._after()
@@ -271,13 +271,13 @@ class TableMachine(RuleBasedStateMachine):
         ids = [f"{prefix}-{n}" for n in range(1, len(previous) + 1)]
         mine = {b.bet_id: b for b in self.standing[round_id][player]}
         if round_id != d.core.round_id:
-            assert reply.error is not None and reply.error[0] == "round_not_open", reply
+            assert reply.refusal is not None and reply.refusal.code == "round_not_open", reply
             return self._after()
         if not previous:
-            assert reply.error is not None and reply.error[0] == "nothing_to_repeat", reply
+            assert reply.refusal is not None and reply.refusal.code == "nothing_to_repeat", reply
             assert new == []
             return self._after()
-        if reply.error is None:
+        if reply.refusal is None:
             assert reply.data is not None
             assert [(b["bet_id"], b["spot"], b["amount"]) for b in reply.data["bets"]] == [
                 (bet_id, p.spot, p.amount) for bet_id, p in zip(ids, previous, strict=True)
@@ -285,7 +285,7 @@ class TableMachine(RuleBasedStateMachine):
             assert [b["retried"] for b in reply.data["bets"]] == [i in mine for i in ids]
             placed = len(ids)
         else:
-            code, message, _ = reply.error
+            code, message = reply.refusal.code, reply.refusal.message
             assert code != "nothing_to_repeat", (reply, previous)
             if code == "storage_failed":
                 assert d.faults.raised[faults:], reply
@@ -322,9 +322,9 @@ class TableMachine(RuleBasedStateMachine):
             cmd.Decide, player, round_id=d.core.round_id or "", spot=spot, decision=decision
         )
         assert reply is not None
-        if reply.error is None:
+        if reply.refusal is None:
             assert reply.data == {"decision": decision}
-        elif reply.error[0] == "storage_failed":
+        elif reply.refusal.code == "storage_failed":
             assert d.faults.raised[faults:]
         self._after()
 
@@ -474,8 +474,8 @@ class TableMachine(RuleBasedStateMachine):
             return
         round_id = d.core.round_id or ""
         reply = d.play(cmd.Place, "ann", round_id=round_id, bet_id="x", spot="x", amount=100)
-        assert reply is not None and reply.error is not None
-        assert reply.error[0] == "table_unavailable", reply
+        assert reply is not None and reply.refusal is not None
+        assert reply.refusal.code == "table_unavailable", reply
         self._take_in()  # the events up to the close: stakes told accepted, settled
         self._check_rounds()  # and the rounds it finished before it closed
         open_before = [round_id for _, round_id in d.journal.open_rounds()]
@@ -663,7 +663,7 @@ def test_a_repeat_refused_half_way_keeps_the_bets_before_it_and_names_them(cause
     first = d.core.round_id or ""
     for bet_id, spot, amount in (("b1", "red", 1_000), ("b2", "black", 2_000), ("b3", "odd", 500)):
         reply = d.play(cmd.Place, "ann", round_id=first, bet_id=bet_id, spot=spot, amount=amount)
-        assert reply is not None and reply.error is None, reply
+        assert reply is not None and reply.refusal is None, reply
     d.run_until(d.now + 30)  # the round settles; the next one takes bets
     second = d.core.round_id or ""
     assert second != first and d.core.phase == "betting"
@@ -676,8 +676,8 @@ def test_a_repeat_refused_half_way_keeps_the_bets_before_it_and_names_them(cause
         d.faults.arm("post", skip=1)  # the second bet's debit fails
     balance, emitted = d.ledger.balance(ann), len(d.emits)
     reply = d.play(cmd.Repeat, "ann", round_id=second, prefix="again")
-    assert reply is not None and reply.error is not None, reply
-    code, message, _ = reply.error
+    assert reply is not None and reply.refusal is not None, reply
+    code, message = reply.refusal.code, reply.refusal.message
     if cause == "the balance":
         assert code == "insufficient_funds" and "the balance 500 does not cover 2000" in message
     else:
@@ -690,7 +690,7 @@ def test_a_repeat_refused_half_way_keeps_the_bets_before_it_and_names_them(cause
     if cause == "the balance":  # and is paid back
         d.ledger.post("topup", [Transfer(PLAY_MONEY_ISSUER, ann, 5_000, "grant")])
     again = d.play(cmd.Repeat, "ann", round_id=second, prefix="again")
-    assert again is not None and again.error is None, again
+    assert again is not None and again.refusal is None, again
     assert again.data is not None
     assert [(b["bet_id"], b["amount"], b["retried"]) for b in again.data["bets"]] == [
         ("again-1", 1_000, True),

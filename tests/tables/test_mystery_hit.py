@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from rng import seeded_source
+from server.core import commands as cmd
 from server.core.replay import replay_round
 from server.games.baccarat.engine import BaccaratRound
 from server.games.baccarat.table import BaccaratGame
@@ -46,7 +47,9 @@ def test_the_hit_value_is_journaled_first_never_sent_and_replayed() -> None:
         r = h.table.round_id
         assert r is not None
         for bet_id, spot in (("b1", "banker"), ("b2", "heavenly_9_progressive")):
-            await h.table.submit("place", "alice", round_id=r, bet_id=bet_id, spot=spot, amount=100)
+            await h.table.submit(
+                cmd.Place("alice", round_id=r, bet_id=bet_id, spot=spot, amount=100)
+            )
         await h.clock.advance(10)
         records = h.journal.records(r)
         kinds = [rec.kind for rec in records]

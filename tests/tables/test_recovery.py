@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from server.core import commands as cmd
 from server.core.money import post_bet
 from server.core.replay import replay_round
 from server.core.views import event_name, public_data
@@ -28,10 +29,10 @@ def test_a_round_interrupted_during_betting_is_voided_and_its_wagers_returned() 
         await h.start()
         r = h.table.round_id
         assert r is not None
-        await h.table.submit("place", "alice", round_id=r, bet_id="a1", spot="red", amount=700)
-        await h.table.submit("place", "bob", round_id=r, bet_id="a1", spot="black", amount=300)
-        await h.table.submit("cancel", "bob", round_id=r, bet_id="a1")
-        await h.table.submit("place", "bob", round_id=r, bet_id="b2", spot="odd", amount=400)
+        await h.table.submit(cmd.Place("alice", round_id=r, bet_id="a1", spot="red", amount=700))
+        await h.table.submit(cmd.Place("bob", round_id=r, bet_id="a1", spot="black", amount=300))
+        await h.table.submit(cmd.Cancel("bob", round_id=r, bet_id="a1"))
+        await h.table.submit(cmd.Place("bob", round_id=r, bet_id="b2", spot="odd", amount=400))
         # A debit that reached the ledger an instant before the crash, never journaled:
         post_bet(h.ledger, r, Wager("lost", "alice", "even", 200))
         _crash(h)
@@ -57,7 +58,7 @@ def test_a_round_whose_outcome_was_journaled_is_completed_not_voided() -> None:
         await h.start()
         r = h.table.round_id
         assert r is not None
-        await h.table.submit("place", "alice", round_id=r, bet_id="b1", spot="one", amount=1_000)
+        await h.table.submit(cmd.Place("alice", round_id=r, bet_id="b1", spot="one", amount=1_000))
         _crash(h)
         # Finish the round's journal by hand as the crashed process had: closed, spun — but
         # the settlement never reached the ledger.
@@ -84,9 +85,11 @@ def test_replay_reproduces_the_events_of_a_played_round() -> None:
         r = h.table.round_id
         assert r is not None
         await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b1", spot="straight:17", amount=100
+            cmd.Place("alice", round_id=r, bet_id="b1", spot="straight:17", amount=100)
         )
-        await h.table.submit("place", "alice", round_id=r, bet_id="b2", spot="dozen:2", amount=300)
+        await h.table.submit(
+            cmd.Place("alice", round_id=r, bet_id="b2", spot="dozen:2", amount=300)
+        )
         await h.clock.advance(10)
         live = [(m.event, m.data) for m in alice.events() if m.round == r]
         replayed = replay_round(h.table.game, r, h.journal.records(r))

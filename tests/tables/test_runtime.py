@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from server.core import commands as cmd
 from server.core.commands import Tick
 from server.journal import RoundStatus
 from tests.tables.harness import Harness, RecordingViewer
@@ -25,11 +26,11 @@ def test_a_roulette_round_from_bet_to_settlement() -> None:
         round_id = h.table.round_id
         assert h.table.phase == "betting" and round_id == "t1.1"
         reply = await h.table.submit(
-            "place", "alice", round_id=round_id, bet_id="b1", spot="red", amount=500
+            cmd.Place("alice", round_id=round_id, bet_id="b1", spot="red", amount=500)
         )
-        assert reply.error is None and reply.data["balance"] == 9_500
+        assert reply.refusal is None and reply.data["balance"] == 9_500
         again = await h.table.submit(
-            "place", "alice", round_id=round_id, bet_id="b1", spot="red", amount=500
+            cmd.Place("alice", round_id=round_id, bet_id="b1", spot="red", amount=500)
         )
         assert (
             again.data["retried"] and h.balance("alice") == 9_500
@@ -67,9 +68,9 @@ def test_a_rounds_settlements_are_one_write_of_the_ledger() -> None:
         bets = [("alice", "b1", "red"), ("alice", "b2", "black"), ("bob", "b1", "odd")]
         for player, bet_id, spot in bets:
             reply = await h.table.submit(
-                "place", player, round_id=r, bet_id=bet_id, spot=spot, amount=500
+                cmd.Place(player, round_id=r, bet_id=bet_id, spot=spot, amount=500)
             )
-            assert reply.error is None
+            assert reply.refusal is None
         writer = h.ledger._writer
         before = writer.writes
         await h.clock.advance(10)  # no more bets, spin, settle
@@ -98,28 +99,28 @@ def test_bets_are_refused_with_clear_codes() -> None:
             (dict(round_id=r, bet_id="x", spot="red", amount=5_000), "insufficient_funds"),
         ]
         for args, code in cases:
-            reply = await h.table.submit("place", "alice", **args)
-            assert reply.error is not None and reply.error[0] == code, (args, reply)
+            reply = await h.table.submit(cmd.Place("alice", **args))
+            assert reply.refusal is not None and reply.refusal.code == code, (args, reply)
         assert h.balance("alice") == 1_000
         ok = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b1", spot="black", amount=500
+            cmd.Place("alice", round_id=r, bet_id="b1", spot="black", amount=500)
         )
-        assert ok.error is None
+        assert ok.refusal is None
         other = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
+            cmd.Place("alice", round_id=r, bet_id="b1", spot="red", amount=500)
         )
-        assert other.error is not None and other.error[0] == "duplicate_bet_id"
-        cancel = await h.table.submit("cancel", "alice", round_id=r, bet_id="b1")
-        assert cancel.error is None and h.balance("alice") == 1_000
+        assert other.refusal is not None and other.refusal.code == "duplicate_bet_id"
+        cancel = await h.table.submit(cmd.Cancel("alice", round_id=r, bet_id="b1"))
+        assert cancel.refusal is None and h.balance("alice") == 1_000
         reuse = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b1", spot="black", amount=500
+            cmd.Place("alice", round_id=r, bet_id="b1", spot="black", amount=500)
         )
-        assert reuse.error is not None and reuse.error[0] == "duplicate_bet_id"
+        assert reuse.refusal is not None and reuse.refusal.code == "duplicate_bet_id"
         await h.clock.advance(10)
         late = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b2", spot="red", amount=500
+            cmd.Place("alice", round_id=r, bet_id="b2", spot="red", amount=500)
         )
-        assert late.error is not None and late.error[0] in ("betting_closed", "not_in_phase")
+        assert late.refusal is not None and late.refusal.code in ("betting_closed", "not_in_phase")
         assert h.ledger.total() == 0 and h.ledger.reconcile() == {}
         await h.stop()
 
@@ -132,14 +133,16 @@ def test_rounds_follow_each_other_and_repeat_bets() -> None:
         h.fund("alice")
         await h.start()
         first = h.table.round_id
-        await h.table.submit("place", "alice", round_id=first, bet_id="a", spot="one", amount=100)
-        await h.table.submit("place", "alice", round_id=first, bet_id="b", spot="joker", amount=200)
+        await h.table.submit(cmd.Place("alice", round_id=first, bet_id="a", spot="one", amount=100))
+        await h.table.submit(
+            cmd.Place("alice", round_id=first, bet_id="b", spot="joker", amount=200)
+        )
         await h.clock.advance(10)
         await h.clock.advance(2)  # the pause between rounds
         second = h.table.round_id
         assert second == "t1.2" and h.table.phase == "betting"
-        reply = await h.table.submit("repeat", "alice", round_id=second, prefix="rep")
-        assert reply.error is None and [b["spot"] for b in reply.data["bets"]] == ["one", "joker"]
+        reply = await h.table.submit(cmd.Repeat("alice", round_id=second, prefix="rep"))
+        assert reply.refusal is None and [b["spot"] for b in reply.data["bets"]] == ["one", "joker"]
         await h.clock.advance(10)
         assert h.journal.status(second) is RoundStatus.SETTLED
         assert h.ledger.total() == 0 and h.ledger.balance("wagers:open") == 0
@@ -154,7 +157,7 @@ def test_stopping_a_table_voids_the_open_round_and_returns_every_wager() -> None
         h.fund("alice")
         await h.start()
         r = h.table.round_id
-        await h.table.submit("place", "alice", round_id=r, bet_id="b1", spot="red", amount=700)
+        await h.table.submit(cmd.Place("alice", round_id=r, bet_id="b1", spot="red", amount=700))
         assert h.balance("alice") == 9_300
         await h.stop()
         assert h.journal.status(r) is RoundStatus.VOIDED

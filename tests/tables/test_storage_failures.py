@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from server.core import commands as cmd
 from server.core.replay import replay_round
 from server.games.events import WagerSettled
 from server.journal import RoundStatus
@@ -51,16 +52,21 @@ def test_a_bet_whose_debit_cannot_be_written_is_refused_and_costs_nothing(
         r = h.table.round_id
         _fail(tmp_path / "ledger.sqlite", "no_wagers", "transfers", "NEW.kind = 'wager'")
         reply = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
+            cmd.Place("alice", round_id=r, bet_id="b1", spot="red", amount=500)
         )
-        assert reply.error is not None and reply.error[0] == "storage_failed"
-        assert "nothing was charged" in reply.error[1] and "disk on fire" in reply.error[1]
+        assert reply.refusal is not None and reply.refusal.code == "storage_failed"
+        assert (
+            "nothing was charged" in reply.refusal.message
+            and "disk on fire" in reply.refusal.message
+        )
         assert h.balance("alice") == 10_000 and h.ledger.balance(OPEN_WAGERS) == 0
         assert not bob.events("bet_accepted") and not alice.events("bet_accepted")
         _heal(tmp_path / "ledger.sqlite", "no_wagers")
         # The table goes on, and the same bet id may be used again: nothing was recorded.
-        ok = await h.table.submit("place", "alice", round_id=r, bet_id="b1", spot="red", amount=500)
-        assert ok.error is None and ok.data["balance"] == 9_500
+        ok = await h.table.submit(
+            cmd.Place("alice", round_id=r, bet_id="b1", spot="red", amount=500)
+        )
+        assert ok.refusal is None and ok.data["balance"] == 9_500
         await h.clock.advance(10)
         assert h.journal.status(r) is RoundStatus.SETTLED
         assert h.ledger.balance(OPEN_WAGERS) == 0
@@ -90,15 +96,15 @@ def test_a_bet_whose_journal_record_cannot_be_written_is_not_acknowledged(
         assert r is not None
         _fail(tmp_path / "journal.sqlite", "no_bets", "records", "NEW.kind = 'bet'")
         reply = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
+            cmd.Place("alice", round_id=r, bet_id="b1", spot="red", amount=500)
         )
-        assert reply.error is not None and reply.error[0] == "storage_failed"
-        assert "closed" in reply.error[1]
+        assert reply.refusal is not None and reply.refusal.code == "storage_failed"
+        assert "closed" in reply.refusal.message
         assert not viewer.events("bet_accepted")  # never announced either
         refused = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b2", spot="black", amount=500
+            cmd.Place("alice", round_id=r, bet_id="b2", spot="black", amount=500)
         )
-        assert refused.error is not None and refused.error[0] == "table_unavailable"
+        assert refused.refusal is not None and refused.refusal.code == "table_unavailable"
         await h.clock.advance(10)
         assert not h.table.available and h.table.phase == "closed"
         assert h.journal.status(r) is RoundStatus.OPEN
@@ -129,14 +135,16 @@ def test_a_refused_debit_is_journaled_as_never_standing(tmp_path: Path) -> None:
         r = h.table.round_id
         assert r is not None
         poor = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b1", spot="red", amount=500
+            cmd.Place("alice", round_id=r, bet_id="b1", spot="red", amount=500)
         )
-        assert poor.error is not None and poor.error[0] == "insufficient_funds"
+        assert poor.refusal is not None and poor.refusal.code == "insufficient_funds"
         h.ledger.post(
             "top-up:alice", [Transfer(PLAY_MONEY_ISSUER, player_account("alice"), 1_000, "grant")]
         )
-        ok = await h.table.submit("place", "alice", round_id=r, bet_id="b1", spot="red", amount=500)
-        assert ok.error is None
+        ok = await h.table.submit(
+            cmd.Place("alice", round_id=r, bet_id="b1", spot="red", amount=500)
+        )
+        assert ok.refusal is None
         await h.clock.advance(10)
         assert h.journal.status(r) is RoundStatus.SETTLED
         kinds = [(rec.kind, rec.payload.get("bet_id")) for rec in h.journal.records(r)]
@@ -166,17 +174,17 @@ def test_a_settlement_that_cannot_be_written_closes_the_table_for_recovery(
         assert r is not None
         for player, spot in (("alice", "red"), ("bob", "black")):
             reply = await h.table.submit(
-                "place", player, round_id=r, bet_id="b1", spot=spot, amount=500
+                cmd.Place(player, round_id=r, bet_id="b1", spot=spot, amount=500)
             )
-            assert reply.error is None
+            assert reply.refusal is None
         _fail(tmp_path / "ledger.sqlite", "no_settling", "transfers", "NEW.kind != 'wager'")
         await h.clock.advance(10)  # no more bets, spin, settle: the settlement fails
         assert not h.table.available and h.table.phase == "closed"
         assert h.journal.status(r) is RoundStatus.OPEN  # left for recovery, as after a crash
         refused = await h.table.submit(
-            "place", "alice", round_id=r, bet_id="b2", spot="red", amount=500
+            cmd.Place("alice", round_id=r, bet_id="b2", spot="red", amount=500)
         )
-        assert refused.error is not None and refused.error[0] == "table_unavailable"
+        assert refused.refusal is not None and refused.refusal.code == "table_unavailable"
         await h.stop()
         _heal(tmp_path / "ledger.sqlite", "no_settling")
         done = recover_open_rounds(h.journal, h.ledger, {"t1": h.table.game})
@@ -232,7 +240,7 @@ def test_no_bet_is_acknowledged_before_its_journal_record_is_durable(tmp_path: P
         blocker = sqlite3.connect(tmp_path / "journal.sqlite", isolation_level=None)
         blocker.execute("BEGIN IMMEDIATE")  # an operator's tool holding the write lock
         placing = asyncio.create_task(
-            h.table.submit("place", "alice", round_id=r, bet_id="b1", spot="red", amount=500)
+            h.table.submit(cmd.Place("alice", round_id=r, bet_id="b1", spot="red", amount=500))
         )
         with sqlite3.connect(tmp_path / "ledger.sqlite") as ledger_db:
             for _ in range(500):  # until the debit is durable (real time: another thread)
@@ -247,7 +255,7 @@ def test_no_bet_is_acknowledged_before_its_journal_record_is_durable(tmp_path: P
         blocker.execute("COMMIT")
         blocker.close()
         reply = await asyncio.wait_for(placing, 15)
-        assert reply.error is None
+        assert reply.refusal is None
         assert [rec.payload["bet_id"] for rec in h.journal.records(r) if rec.kind == "bet"] == [
             "b1"
         ]
