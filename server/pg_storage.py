@@ -2,8 +2,8 @@
 connections, the schema's versioned migrations, and a writer thread per store.
 
 The driver is psycopg 3: one maintained driver for both the synchronous tools
-(``croupier db migrate``, ``croupier wallet``) and the server, whose writes go through a
-writer thread exactly as the embedded SQLite stores' do (``server.storage``) — the table
+(``croupier db migrate``, ``croupier wallet``) and the server, whose writes go through the
+same group-commit writer as the embedded SQLite stores' (``server.group_commit``) — the table
 runtime awaits them without blocking its event loop, in the order they were made.
 
 The schema is the server's own: ``migrate`` applies the numbered ``MIGRATIONS`` it lacks,
@@ -14,18 +14,14 @@ Every failure to reach or write the database is a ``StorageError``, as with SQLi
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
-import queue
 import secrets
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import psycopg
 
+from server.group_commit import Backend, GroupCommitWriter, Verdict
 from server.stores import StorageError
 
 __all__ = [
@@ -39,8 +35,6 @@ __all__ = [
     "schema_version",
     "shared_key",
 ]
-
-T = TypeVar("T")
 
 # The schema, version by version: never edit one that has shipped; add the next.
 MIGRATIONS: Final[tuple[str, ...]] = (
@@ -232,13 +226,6 @@ def require_schema(conn: psycopg.Connection[Any]) -> None:
         )
 
 
-@dataclass(slots=True)
-class _Write:
-    apply: Callable[[psycopg.Connection[Any]], Any]
-    future: concurrent.futures.Future[Any]
-
-
-_STOP: Final = object()
 # At most this many queued writes share one transaction: a group's row locks are held
 # until its commit, and another node's writes may be waiting for them.
 MAX_GROUP: Final = 64
@@ -259,124 +246,73 @@ def _rolled_back(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith("40")
 
 
-class _Undone(Exception):
-    """A group's transaction was rolled back, nothing of it applied: one of its writes raised
-    ``error`` (its own refusal, or the database's deadlock breaking)."""
+class _PgBackend(Backend[psycopg.Connection[Any]]):
+    """PostgreSQL's side of the writer: a connection of its own, made again after it was
+    lost, and no savepoints (two round trips a write, on every group, to save work only on
+    a rare refusal): a write that raises undoes its group, whose writes are then made one
+    transaction each — and a deadlock victim again, up to ``ROLLBACK_RETRIES`` times.
 
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(error)
-        self.error = error
+    The transaction is psycopg's own block (``with conn.transaction()``), entered by
+    ``begin`` and left by ``commit`` or ``rollback`` as a ``with`` statement would: what it
+    does on a broken connection (no rollback sent, a failed one logged) stays psycopg's."""
 
-
-class PgWriter:
-    """The one thread writing a store's tables from this process, with group commit.
-
-    Whatever is queued when the thread is free (up to ``MAX_GROUP`` writes) is applied in
-    **one** transaction and made durable by one commit: a node whose tables all bet at the
-    same moment pays one round of commit latency for all of them, not one each in a queue.
-    Writes are applied in the order submitted and each future resolves only after the
-    commit. When one write of a group raises — the store's own refusal (an
-    ``InsufficientFunds``, a fencing token refused) or the database breaking a deadlock
-    with another node's transaction — the group is rolled back, nothing of it applied, and
-    its writes are made again one transaction each, in order: the others commit, the
-    refused one raises what it raised alone, and a deadlock victim is retried. (Savepoints
-    would keep the group, but cost two round trips per write on every group to save work
-    only on a rare refusal.) A lost connection fails the writes with ``StorageError``
-    (nothing was applied: the transaction never committed) and the next write connects
-    again. ``verified`` holds what a guard checked in the current transaction (a table's
-    fence, locked until the commit): the other writes of the group need not ask again."""
+    thread_name = "pg-writer"
+    max_group = MAX_GROUP
+    attempts = ROLLBACK_RETRIES
+    errors = (psycopg.Error,)
 
     def __init__(self, url: str, name: str) -> None:
-        self.url, self.name = url, name
+        super().__init__(name)
+        self.url = url
         self._conn: psycopg.Connection[Any] | None = self._connect()
-        self._queue: queue.SimpleQueue[_Write | object] = queue.SimpleQueue()
-        self._closed = False
-        self._close_lock = threading.Lock()
-        self.verified: set[Any] = set()
-        self.groups = 0  # transactions committed (for tests and metrics)
-        self.writes = 0  # writes resolved
-        self._thread = threading.Thread(target=self._run, name=f"pg-writer:{name}", daemon=True)
-        self._thread.start()
+        self._transaction: contextlib.AbstractContextManager[psycopg.Transaction] | None = None
 
-    def submit(self, apply: Callable[[psycopg.Connection[Any]], T]) -> concurrent.futures.Future[T]:  # fmt: skip  # noqa: E501
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        with self._close_lock:
-            if self._closed:
-                future.set_exception(StorageError(f"the {self.name} writer is closed"))
-                return future
-            self._queue.put(_Write(apply, future))
-        return future
+    def begin(self) -> psycopg.Connection[Any]:
+        """When the connection turns out dead before the transaction began (the server
+        dropped it while idle: a restart), nothing was sent: it begins once more on a new
+        connection."""
+        for attempt in (1, 2):
+            fresh = self._conn is None or self._conn.closed
+            if self._conn is None or self._conn.closed:  # (narrows the type, as ``fresh`` does not)
+                self._conn = self._connect()
+            transaction = self._conn.transaction()
+            try:
+                transaction.__enter__()
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                if _rolled_back(exc) or fresh or attempt == 2:
+                    raise
+                self._drop()
+            else:
+                self._transaction = transaction
+                return self._conn
+        raise AssertionError("unreachable")
 
-    def call(self, apply: Callable[[psycopg.Connection[Any]], T]) -> T:
-        return self.submit(apply).result()
+    def commit(self) -> None:
+        transaction, self._transaction = self._transaction, None
+        assert transaction is not None
+        transaction.__exit__(None, None, None)
 
-    async def run(self, apply: Callable[[psycopg.Connection[Any]], T]) -> T:
-        return await asyncio.wrap_future(self.submit(apply))
+    def rollback(self, exc: BaseException) -> None:
+        transaction, self._transaction = self._transaction, None
+        if transaction is not None:  # (a failed commit or begin has left it already)
+            transaction.__exit__(type(exc), exc, exc.__traceback__)
+        if self._lost(exc):  # the next write connects again
+            self._drop()
+
+    def verdict(self, exc: BaseException) -> Verdict:
+        if _rolled_back(exc):
+            return Verdict.UNDONE
+        if self._lost(exc):
+            return Verdict.FAILED
+        if isinstance(exc, psycopg.Error):
+            return Verdict.BROKE  # the store's own statements never raise one otherwise
+        return Verdict.REFUSAL
+
+    def storage_error(self, exc: BaseException, verdict: Verdict) -> StorageError:
+        return StorageError(f"the {self.name} write failed: {exc}")
 
     def close(self) -> None:
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._queue.put(_STOP)
-        self._thread.join()
-
-    def _run(self) -> None:
-        stopping = False
-        while not stopping:
-            group: list[_Write] = []
-            item = self._queue.get()
-            while True:
-                if item is _STOP:
-                    stopping = True
-                    break
-                assert isinstance(item, _Write)
-                group.append(item)
-                if len(group) >= MAX_GROUP:
-                    break
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-            # A waiter may give up (its future cancelled) until its write is taken up.
-            group = [w for w in group if w.future.set_running_or_notify_cancel()]
-            if len(group) > 1 and self._group(group):
-                continue
-            for write in group:
-                self._alone(write)
         self._drop()
-
-    def _group(self, group: list[_Write]) -> bool:
-        """Apply ``group`` in one transaction and resolve it; False when it was rolled back
-        (nothing applied) and its writes are to be made one by one."""
-
-        def apply_all(conn: psycopg.Connection[Any]) -> list[Any]:
-            results = []
-            for write in group:
-                try:
-                    results.append(write.apply(conn))
-                except Exception as exc:  # the transaction is rolled back whole
-                    raise _Undone(exc) from exc
-            return results
-
-        try:
-            results = self._transaction(apply_all)
-        except _Undone as undone:
-            if not self._lost(undone.error):
-                return False  # a refusal or a deadlock victim: one by one
-            self._fail(group, undone.error)  # the connection went: as for a single write
-        except psycopg.Error as exc:
-            if _rolled_back(exc):
-                return False
-            self._fail(group, exc)
-        except BaseException as exc:  # no connection could be made (StorageError), or a bug
-            for write in group:
-                write.future.set_exception(exc)
-        else:
-            for write, result in zip(group, results, strict=True):
-                write.future.set_result(result)
-        self.writes += len(group)
-        return True
 
     def _lost(self, exc: BaseException) -> bool:
         """``exc`` took the connection with it (the database ended the session, the link
@@ -386,60 +322,6 @@ class PgWriter:
         conn = self._conn
         broken = conn is None or conn.closed or conn.broken
         return broken or isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
-
-    def _fail(self, group: list[_Write], exc: BaseException) -> None:
-        """``group`` failed on the database's side: ``StorageError`` for each write."""
-        if self._lost(exc):  # the next write connects again
-            self._drop()
-        for write in group:
-            write.future.set_exception(StorageError(f"the {self.name} write failed: {exc}"))
-
-    def _alone(self, write: _Write) -> None:
-        """One write in its own transaction (made again when the database rolled it back
-        to break a deadlock), resolved."""
-        for attempt in range(1, ROLLBACK_RETRIES + 1):
-            try:
-                result = self._transaction(write.apply)
-            except psycopg.Error as exc:  # the store's own statements never leak one
-                if _rolled_back(exc) and attempt < ROLLBACK_RETRIES:
-                    continue
-                self._fail([write], exc)
-            except BaseException as exc:  # the store's own refusal (InsufficientFunds …)
-                write.future.set_exception(exc)
-            else:
-                write.future.set_result(result)
-            break
-        self.writes += 1
-
-    def _transaction(self, apply: Callable[[psycopg.Connection[Any]], T]) -> T:
-        """``apply`` in one transaction, committed. When the connection turns out dead
-        before the write began (the server dropped it while idle: a restart), nothing was
-        sent: the transaction is made once more on a new connection."""
-        for attempt in (1, 2):
-            fresh = self._conn is None or self._conn.closed
-            if self._conn is None or self._conn.closed:  # (narrows the type, as ``fresh`` does not)
-                self._conn = self._connect()
-            began = False
-
-            def write(conn: psycopg.Connection[Any]) -> T:
-                nonlocal began
-                began = True
-                return apply(conn)
-
-            self.verified.clear()  # what a guard checked held in the last transaction only
-            try:
-                with self._conn.transaction():
-                    result = write(self._conn)
-            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                if _rolled_back(exc):
-                    raise  # the database undid it; the caller decides
-                if began or fresh or attempt == 2:
-                    raise
-                self._drop()
-            else:
-                self.groups += 1
-                return result
-        raise AssertionError("unreachable")
 
     def _connect(self) -> psycopg.Connection[Any]:
         conn = connect(self.url)
@@ -455,6 +337,26 @@ class PgWriter:
             with contextlib.suppress(psycopg.Error):
                 self._conn.close()
             self._conn = None
+
+
+class PgWriter(GroupCommitWriter[psycopg.Connection[Any]]):
+    """The one thread writing a store's tables from this process: the group-commit writer
+    (``server.group_commit``) on PostgreSQL.
+
+    Whatever is queued when the thread is free (up to ``MAX_GROUP`` writes) is applied in
+    **one** transaction and made durable by one commit: a node whose tables all bet at the
+    same moment pays one round of commit latency for all of them, not one each in a queue.
+    When one write of a group raises — the store's own refusal (an ``InsufficientFunds``, a
+    fencing token refused) or the database breaking a deadlock with another node's
+    transaction — the group is rolled back, nothing of it applied, and its writes are made
+    again one transaction each, in order: the others commit, the refused one raises what it
+    raised alone, and a deadlock victim is retried. A lost connection fails the writes with
+    ``StorageError`` (nothing was applied: the transaction never committed) and the next
+    write connects again. ``verified`` spares the other writes of a group a guard's check."""
+
+    def __init__(self, url: str, name: str) -> None:
+        self.url = url
+        super().__init__(_PgBackend(url, name))
 
 
 class PgReader:

@@ -1,43 +1,37 @@
-"""The embedded default's SQLite files: opening them the one durable way, and writing them
-off the event loop with group commit.
+"""The embedded default's SQLite files: opening them the one durable way, writing them off
+the event loop with group commit, and the store every file of the data directory is.
 
 Files are opened in WAL mode with ``synchronous=FULL`` (a commit is on disk when it returns:
 a crash never loses an acknowledged bet or a journaled card), foreign keys on, and a busy
 timeout so that another process (``croupier wallet``, ``croupier replay``) may use the file
 while the server runs.
 
-Every write to a file goes through its ``DurableWriter``: one thread that owns the file's
-only writing connection. Whatever is queued when it is free is written in **one**
-transaction and made durable by **one** commit (one fsync) — group commit — and each write's
-future resolves only after that commit returned. The event loop does not wait for a disk:
-it ``await``s the future (``run``), or queues a write at once and awaits it later
-(``queued``). Writes are applied in the order they were submitted; each
-runs inside its own savepoint, so one that raises (an ``InsufficientFunds``, or a
-constraint the write breaks: ``StorageError``) is rolled back alone and the others of its
-group still commit. A failure of SQLite itself (disk full, I/O error) fails every write of
-the group with ``StorageError``: none of them was applied. A waiter that gives up before
-its write is taken up (its task cancelled) takes the write with it. The writer also
-checkpoints the WAL, in quiet moments, so no commit pays for it.
+Every write to a file goes through its ``DurableWriter``: the one group-commit writer
+(``server.group_commit``) on SQLite. Whatever is queued when it is free is written in one
+``BEGIN IMMEDIATE`` transaction, each write in its own savepoint (free: SQLite has no round
+trip), and made durable by one commit — one fsync. A write that raises is rolled back to its
+savepoint alone; one that breaks a constraint fails alone with ``StorageError``; any other
+error of SQLite (disk full, I/O error) fails the whole group. The writer also checkpoints
+the WAL, in quiet moments, so no commit pays for it.
+
+``SqliteStore`` is what the ledger, the journal and the stations' store share: the file
+opened with its schema, a read connection, the writer, and closing them.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextlib
 import logging
-import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, ClassVar, Final
 
+from server.group_commit import Backend, GroupCommitWriter, Verdict, in_flight, writes_in_flight
 from server.stores import StorageError
 
 __all__ = [
     "DurableWriter",
+    "SqliteStore",
     "StorageError",
     "in_flight",
     "open_durable_sqlite",
@@ -46,45 +40,12 @@ __all__ = [
 
 log = logging.getLogger("croupier.storage")
 
-T = TypeVar("T")
-
 # Checkpoint the WAL after this many group commits, as soon as the writer has nothing queued
 # (SQLite's own automatic checkpoint, every 1000 pages, would run inside some bet's commit).
 CHECKPOINT_EVERY: Final = 256
 # ... and regardless of the queue once this many groups went by without a quiet moment.
 CHECKPOINT_AT_THE_LATEST: Final = 4096
-
-
-_in_flight = 0  # writes submitted and not yet resolved (see ``writes_in_flight``)
-_in_flight_lock = threading.Lock()
-
-
-def _count_in_flight(change: int) -> None:
-    global _in_flight
-    with _in_flight_lock:
-        _in_flight += change
-
-
-@contextlib.contextmanager
-def in_flight() -> Iterator[None]:
-    """Count as one write in flight while the block runs: around awaiting several writes at
-    once (``asyncio.gather`` starts them as tasks a loop iteration later and resumes the
-    awaiting coroutine a loop iteration after the last), so that ``writes_in_flight`` never
-    reads zero between one step's writes and the next's."""
-    _count_in_flight(+1)
-    try:
-        yield
-    finally:
-        _count_in_flight(-1)
-
-
-def writes_in_flight() -> int:
-    """How many writes are queued, being made, or resolved but not yet taken up by the
-    coroutine awaiting them (``run`` and ``in_flight`` count until the coroutine has the
-    result, so there is no instant between one write and the next step's write when a
-    table looks idle). ``ManualClock.advance`` waits for them, so a test's table has taken
-    its step — journal writes included — when time has moved."""
-    return _in_flight
+MEMORY: Final = ":memory:"  # a private database, for tests: gone when closed
 
 
 def open_durable_sqlite(path: str | Path, schema: str) -> sqlite3.Connection:
@@ -100,16 +61,84 @@ def open_durable_sqlite(path: str | Path, schema: str) -> sqlite3.Connection:
     return db
 
 
-@dataclass(slots=True)
-class _Write:
-    apply: Callable[[sqlite3.Connection], Any]
-    future: concurrent.futures.Future[Any]
+class _SqliteBackend(Backend[sqlite3.Connection]):
+    """SQLite's side of the writer: ``BEGIN IMMEDIATE`` (the file's write lock, taken at
+    once), a savepoint per write, and the WAL checkpoints SQLite would otherwise run inside
+    some commit."""
+
+    savepoints = True
+    errors = (sqlite3.Error,)
+
+    def __init__(
+        self, db: sqlite3.Connection, name: str, lock: threading.Lock | None, owns_db: bool
+    ) -> None:
+        super().__init__(name)
+        self._db, self._owns_db = db, owns_db
+        self._wal = lock is None  # an in-memory database, shared under a lock, has no WAL
+        if lock is not None:
+            self.lock = lock
+        self._groups_unchecked = 0  # groups written since the last checkpoint
+        db.execute("PRAGMA wal_autocheckpoint=0")  # the writer checkpoints itself
+
+    def begin(self) -> sqlite3.Connection:
+        self._db.execute("BEGIN IMMEDIATE")
+        return self._db
+
+    def savepoint(self) -> None:
+        self._db.execute("SAVEPOINT write")
+
+    def release(self) -> None:
+        self._db.execute("RELEASE write")
+
+    def rollback_to(self) -> None:
+        self._db.execute("ROLLBACK TO write")
+        self._db.execute("RELEASE write")
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+
+    def rollback(self, exc: BaseException) -> None:
+        if self._db.in_transaction:
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.Error:
+                log.exception("%s: the rollback failed too", self.name)
+
+    def verdict(self, exc: BaseException) -> Verdict:
+        if isinstance(exc, sqlite3.IntegrityError):
+            return Verdict.BROKE  # this write broke a constraint
+        if isinstance(exc, sqlite3.Error):
+            return Verdict.FAILED  # SQLite itself failed (I/O, disk full)
+        return Verdict.REFUSAL
+
+    def storage_error(self, exc: BaseException, verdict: Verdict) -> StorageError:
+        what = "refused a write" if verdict is Verdict.BROKE else "could not be written"
+        error = StorageError(f"the {self.name} {what}: {exc}")
+        error.__cause__ = exc
+        return error
+
+    def upkeep(self, *, wrote: bool, quiet: bool) -> None:
+        if wrote:
+            self._groups_unchecked += 1
+        if self._groups_unchecked >= (CHECKPOINT_EVERY if quiet else CHECKPOINT_AT_THE_LATEST):
+            self._checkpoint()
+            self._groups_unchecked = 0
+
+    def close(self) -> None:
+        self._checkpoint()
+        if self._owns_db:
+            self._db.close()
+
+    def _checkpoint(self) -> None:
+        if not self._wal:
+            return
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            log.exception("%s: WAL checkpoint failed (retried later)", self.name)
 
 
-_STOP: Final = object()
-
-
-class DurableWriter:
+class DurableWriter(GroupCommitWriter[sqlite3.Connection]):
     """The one thread writing ``db`` (which nothing else may write). ``lock``, when given, is
     held while a group is applied and committed: for a ``":memory:"`` database, whose single
     connection readers share. With ``owns_db`` the writer closes ``db`` when it stops."""
@@ -122,185 +151,44 @@ class DurableWriter:
         lock: threading.Lock | None = None,
         owns_db: bool = False,
     ) -> None:
-        self.name = name
-        self._owns_db = owns_db
-        self._db = db
-        self._lock = lock
-        self._queue: queue.SimpleQueue[_Write | object] = queue.SimpleQueue()
-        self._closed = False
-        self._close_lock = threading.Lock()
-        self.groups = 0  # group commits made (for tests and metrics)
-        self.writes = 0  # writes committed or refused in them
-        db.execute("PRAGMA wal_autocheckpoint=0")  # the writer checkpoints itself
-        self._thread = threading.Thread(target=self._run, name=f"writer:{name}", daemon=True)
-        self._thread.start()
+        super().__init__(_SqliteBackend(db, name, lock, owns_db))
 
-    # --- the callers' side ---------------------------------------------------------------------
 
-    def submit(
-        self, apply: Callable[[sqlite3.Connection], T], *, counted: bool = True
-    ) -> concurrent.futures.Future[T]:
-        """Queue ``apply(connection)``; the future resolves once its group is durable, with
-        what ``apply`` returned or raised (``StorageError`` when the commit failed). With
-        ``counted`` the write is in ``writes_in_flight`` until it resolves (``run`` and
-        ``queued`` count it themselves, until the event loop has the result)."""
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        with self._close_lock:
-            if self._closed:
-                future.set_exception(StorageError(f"the {self.name} writer is closed"))
-                return future
-            if counted:
-                _count_in_flight(+1)
-                future.add_done_callback(lambda _: _count_in_flight(-1))
-            self._queue.put(_Write(apply, future))
-        return future
+class SqliteStore:
+    """A store in one SQLite file (or ``":memory:"`` for tests), with ``_SCHEMA`` applied
+    when it opens (``CREATE … IF NOT EXISTS``: a new file is made, an existing one kept).
 
-    def call(self, apply: Callable[[sqlite3.Connection], T]) -> T:
-        """``submit`` and wait: for tools, recovery and tests, never on a busy event loop."""
-        return self.submit(apply).result()
+    Reads use a connection of their own, serialised by ``_lock`` whichever thread calls
+    (``_rows``); every write goes to the store's ``DurableWriter`` thread (``_writer``,
+    named ``_NAME`` in errors and logs), on a connection of its own. A ``":memory:"``
+    database is private to its connection, so there the writer shares the readers'
+    connection, under the same lock. Subclasses call ``super().__init__(path)`` (it goes on
+    to the next base's ``__init__``) and upgrade an older file in ``_upgrade``."""
 
-    async def run(self, apply: Callable[[sqlite3.Connection], T]) -> T:
-        """``submit`` and await, without blocking the event loop."""
-        _count_in_flight(+1)
-        try:
-            return await asyncio.wrap_future(self.submit(apply, counted=False))
-        finally:
-            _count_in_flight(-1)
+    _SCHEMA: ClassVar[str] = ""
+    _NAME: ClassVar[str]
 
-    def queued(self, apply: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
-        """``submit`` now (so the write keeps its place in the order) and return an asyncio
-        future to await later, in the running loop (counted in ``writes_in_flight`` until it
-        resolves)."""
-        return asyncio.wrap_future(self.submit(apply))
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.path = str(path)
+        self._lock = threading.Lock()
+        self._db = open_durable_sqlite(path, self._SCHEMA)
+        self._upgrade(self._db)
+        if self.path == MEMORY:  # one private database: readers share the writer's
+            self._writer = DurableWriter(self._db, self._NAME, lock=self._lock)
+        else:
+            self._writer = DurableWriter(open_durable_sqlite(path, ""), self._NAME, owns_db=True)
+
+    def _upgrade(self, db: sqlite3.Connection) -> None:
+        """Bring a file made by an older version up to ``_SCHEMA`` (before any write)."""
 
     def close(self) -> None:
-        """Write and commit everything queued, then stop the thread. Idempotent."""
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._queue.put(_STOP)
-        self._thread.join()
-
-    # --- the writer thread ---------------------------------------------------------------------
-
-    def _run(self) -> None:
-        since_checkpoint = 0
-        stopping = False
-        while not stopping:
-            group: list[_Write] = []
-            item = self._queue.get()
-            while True:
-                if item is _STOP:
-                    stopping = True
-                else:
-                    assert isinstance(item, _Write)
-                    group.append(item)
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-            # A waiter may give up (its task cancelled) until its write is taken up; from
-            # here on the future cannot be cancelled, so resolving it cannot fail.
-            group = [w for w in group if w.future.set_running_or_notify_cancel()]
-            if group:
-                try:
-                    self._commit(group)
-                except BaseException as exc:  # pragma: no cover - a bug: never die silently
-                    log.critical("%s writer failed; refusing every write", self.name, exc_info=True)
-                    self._fail_everything(group, exc)
-                    return
-                since_checkpoint += 1
-            quiet = self._queue.empty()
-            if since_checkpoint >= (CHECKPOINT_EVERY if quiet else CHECKPOINT_AT_THE_LATEST):
-                self._checkpoint()
-                since_checkpoint = 0
-        self._checkpoint()
-        if self._owns_db:
+        """Commit every write still queued, then close the files."""
+        self._writer.close()
+        with self._lock:
             self._db.close()
 
-    def _commit(self, group: list[_Write]) -> None:
-        outcomes: list[tuple[bool, Any]] = []
-        if self._lock is not None:
-            self._lock.acquire()
-        try:
-            failure = self._apply_group(group, outcomes)
-        finally:
-            if self._lock is not None:
-                self._lock.release()
-        self.groups += 1
-        self.writes += len(group)
-        for n, write in enumerate(group):
-            future = write.future
-            if failure is not None:
-                future.set_exception(failure)
-            else:
-                ok, value = outcomes[n]
-                if ok:
-                    future.set_result(value)
-                else:
-                    future.set_exception(value)
-
-    def _fail_everything(self, group: list[_Write], exc: BaseException) -> None:
-        """The writer cannot go on: fail what it holds and everything queued, and refuse
-        what comes later (``submit`` on a closed writer)."""
-        with self._close_lock:
-            self._closed = True
-        error = StorageError(f"the {self.name} writer failed: {exc!r}")
-        for write in group:
-            if not write.future.done():
-                write.future.set_exception(error)
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if isinstance(item, _Write) and item.future.set_running_or_notify_cancel():
-                item.future.set_exception(error)
-
-    def _apply_group(
-        self, group: list[_Write], outcomes: list[tuple[bool, Any]]
-    ) -> StorageError | None:
-        """Apply every write and commit once; None, or the failure that undid the group."""
-        db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            for write in group:
-                db.execute("SAVEPOINT write")
-                try:
-                    value = write.apply(db)
-                except sqlite3.IntegrityError as exc:  # this write broke a constraint
-                    db.execute("ROLLBACK TO write")
-                    db.execute("RELEASE write")
-                    error = StorageError(f"the {self.name} refused a write: {exc}")
-                    error.__cause__ = exc
-                    outcomes.append((False, error))
-                except sqlite3.Error:
-                    raise  # SQLite itself failed (I/O, disk full): the whole group is undone
-                except Exception as exc:  # the write's own refusal: undo it alone
-                    db.execute("ROLLBACK TO write")
-                    db.execute("RELEASE write")
-                    outcomes.append((False, exc))
-                else:
-                    db.execute("RELEASE write")
-                    outcomes.append((True, value))
-            db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            log.error("%s: a group of %d writes failed: %s", self.name, len(group), exc)
-            if db.in_transaction:
-                try:
-                    db.execute("ROLLBACK")
-                except sqlite3.Error:
-                    log.exception("%s: the rollback failed too", self.name)
-            error = StorageError(f"the {self.name} could not be written: {exc}")
-            error.__cause__ = exc
-            return error
-        return None
-
-    def _checkpoint(self) -> None:
-        if self._lock is not None:
-            return  # an in-memory database has no WAL
-        try:
-            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error:
-            log.exception("%s: WAL checkpoint failed (retried later)", self.name)
+    def _rows(self, sql: str, params: Any = ()) -> list[Any]:
+        """The rows of one query on the read connection (``params`` a sequence or a dict)."""
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()

@@ -1,5 +1,5 @@
 """What every store speaks, whatever keeps it: the embedded SQLite default (``storage``,
-``journal``, ``wallet``) or a server database later.
+``journal``, ``wallet``) or a cluster's PostgreSQL (``pg_storage``).
 
 The ``Ledger`` and ``Journal`` protocols raise their own errors (``LedgerError`` and
 ``InsufficientFunds`` for the ledger's rules) and, for a write that could not be made

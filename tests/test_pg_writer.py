@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from server.group_commit import writes_in_flight
 from server.pg_storage import IDLE_IN_TRANSACTION_MS, PgWriter
 from server.stores import StorageError, guarded
 from server.wallet.ledger import InsufficientFunds, Transfer
@@ -68,6 +69,23 @@ def test_writes_queued_behind_a_transaction_share_the_next_commit(postgres_url: 
     assert [f.result(10) for f in futures] == list(range(1, 51))  # in the order submitted
     assert writer.groups == 2 and writer.writes == 51  # 50 writes, one transaction
     assert _balances(postgres_url) == {"a": 50}
+    writer.close()
+
+
+def test_a_write_counts_in_flight_until_it_resolves_as_on_sqlite(postgres_url: str) -> None:
+    """A manual clock waits for the cluster's writes as for the embedded stores'."""
+    _accounts(postgres_url, "a")
+    writer = PgWriter(postgres_url, "test")
+    before = writes_in_flight()
+    release, held = _hold(writer)
+    queued = writer.submit(_add("a"))
+    assert writes_in_flight() == before + 2
+    release.set()
+    assert (held.result(10), queued.result(10)) == (None, 1)
+    deadline = time.monotonic() + 10  # a future's callbacks run just after its waiters wake
+    while writes_in_flight() != before and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert writes_in_flight() == before
     writer.close()
 
 

@@ -1,18 +1,16 @@
 """The embedded journal: SQLite, WAL, ``synchronous=FULL`` — every append is on disk when
 ``append`` returns (or ``aappend`` resolves), written by the journal's own writer thread with
-group commit (``server.storage``)."""
+group commit (``server.storage.SqliteStore``)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from pathlib import Path
 from typing import Any
 
 from server.journal.books import JournalBooks
 from server.journal.journal import RoundStatus
-from server.storage import DurableWriter, open_durable_sqlite
+from server.storage import SqliteStore
 
 __all__ = ["SqliteJournal"]
 
@@ -116,35 +114,17 @@ def _save_state(table_id: str, key: str, state: str, db: sqlite3.Connection) -> 
     )
 
 
-class SqliteJournal(JournalBooks):
+class SqliteJournal(SqliteStore, JournalBooks):
     """A ``Journal`` in one SQLite file (or ``":memory:"`` for tests).
 
     Reads use a connection of their own; every write goes to the journal's ``DurableWriter``
     thread (group commit). The plain methods wait for it; the ``a``-prefixed ones await it
     without blocking the event loop."""
 
+    _SCHEMA, _NAME = _SCHEMA, "journal"
     _STYLE = ":{}"
     _PLACEHOLDER, _LOCK = "?", ""  # one writer at a time: SQLite locks the whole database
     _open_round = staticmethod(_open_round)
     _append = staticmethod(_append)
     _finish_round = staticmethod(_finish_round)
     _save_state = staticmethod(_save_state)
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        self._lock = threading.Lock()
-        self._db = open_durable_sqlite(path, _SCHEMA)
-        if self.path == ":memory:":  # one private database: readers share the writer's
-            self._writer = DurableWriter(self._db, "journal", lock=self._lock)
-        else:
-            self._writer = DurableWriter(open_durable_sqlite(path, ""), "journal", owns_db=True)
-
-    def close(self) -> None:
-        """Commit every write still queued, then close the files."""
-        self._writer.close()
-        with self._lock:
-            self._db.close()
-
-    def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
-        with self._lock:
-            return self._db.execute(sql, params).fetchall()

@@ -17,9 +17,8 @@ import hashlib
 import hmac
 import json
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,7 +32,7 @@ from server.stations.meters import (
     round_money,
     station_account,
 )
-from server.storage import DurableWriter, open_durable_sqlite
+from server.storage import SqliteStore
 from server.wallet.ledger import Transfer
 
 __all__ = [
@@ -171,35 +170,28 @@ class Ticket:
         return "expired" if self.expired(now) else self.status
 
 
-class StationStore:
-    def __init__(self, path: str | Path, key: bytes) -> None:
-        self.path = str(path)
-        self._key = key
-        self._lock = threading.Lock()
-        self._db = open_durable_sqlite(path, _SCHEMA)
-        columns = {r[1] for r in self._db.execute("PRAGMA table_info(stations)")}
-        if "cursor" not in columns:  # a store from before cursors: its rows count from 0
-            with self._db:
-                self._db.execute("ALTER TABLE stations ADD COLUMN cursor TEXT")
-        if self.path == ":memory:":
-            self._writer = DurableWriter(self._db, "stations", lock=self._lock)
-        else:
-            self._writer = DurableWriter(open_durable_sqlite(path, ""), "stations", owns_db=True)
+class StationStore(SqliteStore):
+    """``stations.sqlite``: the stations' signed rows, the tickets and the log. The
+    methods that change something return a write (a function of the writer's connection),
+    made by ``write`` (waiting) or ``awrite`` (awaiting) on the store's writer thread."""
 
-    def close(self) -> None:
-        self._writer.close()
-        with self._lock:
-            self._db.close()
+    _SCHEMA, _NAME = _SCHEMA, "stations"
+
+    def __init__(self, path: str | Path, key: bytes) -> None:
+        self._key = key
+        super().__init__(path)
+
+    def _upgrade(self, db: sqlite3.Connection) -> None:
+        columns = {r[1] for r in db.execute("PRAGMA table_info(stations)")}
+        if "cursor" not in columns:  # a store from before cursors: its rows count from 0
+            with db:
+                db.execute("ALTER TABLE stations ADD COLUMN cursor TEXT")
 
     def write(self, apply: Callable[[sqlite3.Connection], T]) -> T:
         return self._writer.call(apply)
 
     async def awrite(self, apply: Callable[[sqlite3.Connection], T]) -> T:
         return await self._writer.run(apply)
-
-    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
 
     # --- station rows -------------------------------------------------------------------------
 
@@ -217,18 +209,18 @@ class StationStore:
     def load(self, station: str) -> StationRow:
         """The station's row (a fresh one if it has none); ``CriticalMemoryError`` when it
         fails its check."""
-        rows = self._read(f"SELECT {_ROW} FROM stations WHERE id = ?", (station,))
+        rows = self._rows(f"SELECT {_ROW} FROM stations WHERE id = ?", (station,))
         return self._decode(rows[0]) if rows else StationRow(station)
 
     def load_unchecked(self, station: str) -> dict[str, Any]:
         """The station's state as stored, without its check (to find which tables it plays
         even when its row failed)."""
-        rows = self._read("SELECT state FROM stations WHERE id = ?", (station,))
+        rows = self._rows("SELECT state FROM stations WHERE id = ?", (station,))
         state: dict[str, Any] = json.loads(rows[0][0]) if rows else {}
         return state
 
     def stations(self) -> list[str]:
-        return [r[0] for r in self._read("SELECT id FROM stations ORDER BY id")]
+        return [r[0] for r in self._rows("SELECT id FROM stations ORDER BY id")]
 
     def _put(self, db: sqlite3.Connection, row: StationRow) -> None:
         state, meters = _dumps(row.state), _dumps(row.meters)
@@ -370,7 +362,7 @@ class StationStore:
     # --- tickets ------------------------------------------------------------------------------
 
     def ticket(self, validation: str) -> Ticket | None:
-        rows = self._read(
+        rows = self._rows(
             "SELECT validation, amount, station, issued_at, expires_at, status, printed, "
             "closed_at, closed_by, detail FROM tickets WHERE validation = ?",
             (validation,),
@@ -378,7 +370,7 @@ class StationStore:
         return _ticket(rows[0]) if rows else None
 
     def tickets(self, status: str | None = None, now: float | None = None) -> list[Ticket]:
-        rows = self._read(
+        rows = self._rows(
             "SELECT validation, amount, station, issued_at, expires_at, status, printed, "
             "closed_at, closed_by, detail FROM tickets ORDER BY issued_at"
         )
@@ -473,7 +465,7 @@ class StationStore:
         if station is not None:
             sql += " WHERE station = ?"
             args = (station,)
-        rows = self._read(sql + " ORDER BY seq DESC LIMIT ?", (*args, limit))
+        rows = self._rows(sql + " ORDER BY seq DESC LIMIT ?", (*args, limit))
         keys = ("seq", "at", "station", "event", "actor", "detail")
         return [dict(zip(keys, r, strict=True)) for r in reversed(rows)]
 

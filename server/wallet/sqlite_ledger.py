@@ -11,11 +11,8 @@ order they were posted, so two quick bets can never overdraw an account.
 from __future__ import annotations
 
 import sqlite3
-import threading
-from pathlib import Path
-from typing import Any
 
-from server.storage import DurableWriter, open_durable_sqlite
+from server.storage import SqliteStore
 from server.wallet.books import Books, Row, net_changes, new_balance, posted_before
 from server.wallet.ledger import (
     LedgerError,
@@ -90,31 +87,16 @@ def _apply_many(batches: list[tuple[str, list[Row]]], db: sqlite3.Connection) ->
     return [_apply(key, wanted, db) for key, wanted in batches]
 
 
-class SqliteLedger(Books):
+class SqliteLedger(SqliteStore, Books):
     """A ``Ledger`` in one SQLite file (or ``":memory:"`` for tests).
 
     Reads use a connection of their own (serialised by a lock, whichever thread calls);
     every write goes to the ledger's ``DurableWriter`` thread. ``post`` waits for it;
     ``apost`` awaits it without blocking the event loop."""
 
+    _SCHEMA, _NAME = _SCHEMA, "ledger"
     _apply = staticmethod(_apply)
     _apply_many = staticmethod(_apply_many)
-
-    def __init__(self, path: str | Path) -> None:
-        super().__init__()
-        self.path = str(path)
-        self._lock = threading.Lock()
-        self._db = open_durable_sqlite(path, _SCHEMA)
-        if self.path == ":memory:":  # one private database: readers share the writer's
-            self._writer = DurableWriter(self._db, "ledger", lock=self._lock)
-        else:
-            self._writer = DurableWriter(open_durable_sqlite(path, ""), "ledger", owns_db=True)
-
-    def close(self) -> None:
-        """Commit every write still queued, then close the files."""
-        self._writer.close()
-        with self._lock:
-            self._db.close()
 
     def open_account(self, account: str, *, may_go_negative: bool = False) -> None:
         if self._exists(account):
@@ -128,7 +110,3 @@ class SqliteLedger(Books):
 
     def _exists(self, account: str) -> bool:
         return bool(self._rows("SELECT 1 FROM accounts WHERE name = :a", {"a": account}))
-
-    def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
-        with self._lock:
-            return self._db.execute(sql, params).fetchall()

@@ -1,0 +1,213 @@
+"""The one group-commit writer on a database of lists: what becomes of a group when a write
+refuses, breaks a rule, is undone by the database or meets a database that failed — with
+savepoints (as SQLite) and without (as PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from server.group_commit import Backend, GroupCommitWriter, Verdict, writes_in_flight
+from server.stores import StorageError
+
+
+class Broke(Exception):
+    """The database refused one write (a constraint)."""
+
+
+class Undone(Exception):
+    """The database undid the transaction (a deadlock broken)."""
+
+
+class Failed(Exception):
+    """The database failed (the disk, the link)."""
+
+
+class Lists(Backend[list[Any]]):
+    """A database whose transaction is a list of values, committed into ``committed``."""
+
+    errors = (Broke, Undone, Failed)
+
+    def __init__(self) -> None:
+        super().__init__("lists")
+        self.committed: list[Any] = []
+        self.pending: list[Any] = []
+        self.marks: list[int] = []
+        self.begun = self.rolled_back = 0
+        self.no_connection = False
+        self.commit_fails: list[Exception | None] = []  # the next commits', in turn
+
+    def begin(self) -> list[Any]:
+        if self.no_connection:
+            raise StorageError("cannot connect")
+        self.begun += 1
+        self.pending = []
+        return self.pending
+
+    def commit(self) -> None:
+        failure = self.commit_fails.pop(0) if self.commit_fails else None
+        if failure is not None:
+            raise failure
+        self.committed += self.pending
+
+    def rollback(self, exc: BaseException) -> None:
+        self.rolled_back += 1
+        self.pending.clear()
+
+    def savepoint(self) -> None:
+        self.marks.append(len(self.pending))
+
+    def release(self) -> None:
+        self.marks.pop()
+
+    def rollback_to(self) -> None:
+        del self.pending[self.marks.pop() :]
+
+    def verdict(self, exc: BaseException) -> Verdict:
+        kinds: dict[type[BaseException], Verdict] = {
+            Broke: Verdict.BROKE,
+            Undone: Verdict.UNDONE,
+            Failed: Verdict.FAILED,
+        }
+        return kinds.get(type(exc), Verdict.REFUSAL)
+
+    def storage_error(self, exc: BaseException, verdict: Verdict) -> StorageError:
+        return StorageError(f"{verdict.name}: {exc}")
+
+
+class SavepointLists(Lists):
+    savepoints = True
+
+
+class RetryingLists(Lists):
+    attempts = 3
+    max_group = 4
+
+
+def _add(value: Any, then: Exception | None = None) -> Any:
+    def apply(pending: list[Any]) -> Any:
+        pending.append(value)
+        if then is not None:
+            raise then
+        return value
+
+    return apply
+
+
+def _group(writer: GroupCommitWriter[list[Any]], *applies: Any) -> list[Future[Any]]:
+    """Submit ``applies`` while the writer is held inside a transaction, so they make one
+    group together; the held write itself commits first."""
+    started, release = threading.Event(), threading.Event()
+
+    def blocker(pending: list[Any]) -> None:
+        started.set()
+        assert release.wait(10)
+
+    held = writer.submit(blocker)
+    assert started.wait(10)
+    futures = [writer.submit(apply) for apply in applies]
+    release.set()
+    held.result(10)
+    for future in futures:
+        future.exception(10)  # resolved, one way or the other
+    return futures
+
+
+@pytest.mark.parametrize("backend", [Lists, SavepointLists])
+def test_a_refusal_and_a_broken_rule_fail_alone_and_the_rest_commits(
+    backend: type[Lists],
+) -> None:
+    db = backend()
+    writer = GroupCommitWriter(db)
+    ok, refused, broke, last = _group(
+        writer, _add("a"), _add("b", ValueError("mine")), _add("c", Broke("unique")), _add("d")
+    )
+    assert ok.result() == "a" and last.result() == "d"
+    assert isinstance(refused.exception(), ValueError)
+    assert str(broke.exception()) == "BROKE: unique"
+    assert db.committed == ["a", "d"]
+    writer.close()
+    # With savepoints: one transaction for the group. Without: the group undone, then each
+    # of its writes in a transaction of its own.
+    assert db.begun == (2 if db.savepoints else 1 + 1 + 4)
+    assert writer.writes == 5
+
+
+@pytest.mark.parametrize("backend", [Lists, SavepointLists])
+def test_a_failed_database_fails_the_whole_group_and_the_writer_goes_on(
+    backend: type[Lists],
+) -> None:
+    db = backend()
+    writer = GroupCommitWriter(db)
+    futures = _group(writer, _add("a"), _add("b", Failed("disk full")), _add("c"))
+    assert [str(f.exception()) for f in futures] == ["FAILED: disk full"] * 3
+    assert db.committed == []
+    db.commit_fails = [None, Failed("I/O error")]  # the held write's commits, the group's not
+    futures = _group(writer, _add("d"), _add("e"))
+    assert [str(f.exception()) for f in futures] == ["FAILED: I/O error"] * 2
+    assert writer.call(_add("f")) == "f"
+    assert db.committed == ["f"]
+    writer.close()
+
+
+def test_a_transaction_the_database_undid_is_made_again_one_write_at_a_time() -> None:
+    db = RetryingLists()
+    writer = GroupCommitWriter(db)
+    # The held write commits; the group is undone, then "a" alone once: all made.
+    db.commit_fails = [None, Undone("deadlock"), Undone("deadlock")]
+    futures = _group(writer, _add("a"), _add("b"))
+    assert [f.result() for f in futures] == ["a", "b"]
+    assert db.committed == ["a", "b"]
+    assert db.begun == 1 + 1 + 2 + 1
+    db.commit_fails = [Undone("deadlock")] * 3  # undone as often as it is made: it fails
+    with pytest.raises(StorageError, match="FAILED: deadlock"):
+        writer.call(_add("c"))
+    assert writer.call(_add("d")) == "d"
+    writer.close()
+
+
+def test_no_connection_fails_the_group_with_why_and_the_next_write_tries_again() -> None:
+    db = Lists()
+    writer = GroupCommitWriter(db)
+    db.no_connection = True
+    with pytest.raises(StorageError, match="cannot connect"):
+        writer.call(_add("a"))
+    db.no_connection = False
+    assert writer.call(_add("b")) == "b"
+    writer.close()
+
+
+def test_a_group_holds_at_most_max_group_writes_in_submission_order() -> None:
+    db = RetryingLists()
+    writer = GroupCommitWriter(db)
+    futures = _group(writer, *(_add(n) for n in range(10)))
+    assert [f.result() for f in futures] == list(range(10))
+    assert db.committed == list(range(10))
+    assert writer.groups == 1 + 3  # the held write's, then 4 + 4 + 2
+    writer.close()
+
+
+def test_every_write_counts_in_flight_until_it_resolves() -> None:
+    writer = GroupCommitWriter(Lists())
+    started, release = threading.Event(), threading.Event()
+
+    def blocker(pending: list[Any]) -> None:
+        started.set()
+        assert release.wait(10)
+
+    before = writes_in_flight()
+    held = writer.submit(blocker)
+    queued = writer.submit(_add("a"))
+    assert started.wait(10)
+    assert writes_in_flight() == before + 2
+    release.set()
+    held.result(10), queued.result(10)
+    deadline = time.monotonic() + 10  # a future's callbacks run just after its waiters wake
+    while writes_in_flight() != before and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert writes_in_flight() == before
+    writer.close()
