@@ -65,12 +65,12 @@ from websockets.asyncio.client import connect
 from loadtests.report import machine_line, write_section
 from loadtests.wsload import loadavg, percentile
 from rng.cards import ALL_CARDS
+from server.app.service import Service
 from server.config import parse_config
 from server.devices.frames import MAGIC, MAX_BODY, VERSION, FrameDecoder, encode_frame
 from server.devices.link import Delivered, Link
 from server.devices.messages import CardRead, decode_from_device, encode_message
 from server.devices.simulator import SimulatedDevice
-from server.net.app import Service
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import PROTOCOL_VERSION, Hello, Join, TableEvent
 
@@ -361,7 +361,7 @@ async def _pass(path: str, seconds: float, betting: float, pause: float) -> Samp
         try:
             if path == "device":
                 shoe = TimedShoe(
-                    "shoe-1", "shoe", KEY, "127.0.0.1", service.casino.devices.port,
+                    "shoe-1", "shoe", KEY, "127.0.0.1", service.devices.port,
                     seed=7, sources=sources,
                 )  # fmt: skip
                 shoe_task = asyncio.create_task(shoe.run(stop))

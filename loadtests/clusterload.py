@@ -174,8 +174,9 @@ class NodeHarness(ServerHarness):
     async def start(self, config: str | None, data_dir: str | None, manual: bool) -> int:
         if self.redis_url is None:
             return await super().start(config, data_dir, manual)
+        from server.app.process import tune_gc
+        from server.app.service import Service
         from server.config import load_config
-        from server.net.app import Service, tune_gc
 
         assert config is not None and data_dir is not None
         self.service = Service(

@@ -457,7 +457,7 @@ class ServerHarness:
                 finally:
                     self.bare.discard(ws)
 
-            # The same websockets settings as server/net/app.py.
+            # The same websockets settings as server/net/edge.py.
             self.server = await serve(
                 handler,
                 "127.0.0.1",
@@ -469,8 +469,8 @@ class ServerHarness:
                 ping_timeout=20,
             )
             return int(self.server.sockets[0].getsockname()[1])
+        from server.app.service import Service
         from server.config import load_config
-        from server.net.app import Service
         from server.storage import writes_in_flight
         from server.tables.clock import ManualClock, SystemClock
 
@@ -478,7 +478,7 @@ class ServerHarness:
             ManualClock(drain=writes_in_flight) if manual else SystemClock()
         )
         assert config is not None and data_dir is not None
-        from server.net.app import tune_gc
+        from server.app.process import tune_gc
 
         self.service = Service(load_config(Path(config)), Path(data_dir), port=0, clock=clock)
         await self.service.start()

@@ -103,8 +103,9 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from server.app.process import configure_logging
+    from server.app.service import Service
     from server.datadir import DataDirInUse
-    from server.net.app import Service, configure_logging
 
     configure_logging(args.log_level)
     demo = None
@@ -179,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         if demo is not None:
             web = f"http://{args.host}:{service.port}"
             out = lambda line: print(line, flush=True)  # noqa: E731
-            demo.start(service.casino.devices.port, web=web, out=out)
+            demo.start(service.devices.port, web=web, out=out)
 
     try:
         asyncio.run(service.run_forever(started))

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 from redis.asyncio import Redis
@@ -43,6 +43,8 @@ from server.cluster.bus import EventBus, Group
 from server.cluster.fencing import Fence, StaleToken, raise_fence
 from server.cluster.identity import default_node_id
 from server.cluster.leases import LeaseStore, Owner
+from server.cluster.lobby import SharedLobby
+from server.cluster.notices import SharedNotices
 from server.cluster.rpc import NotOwner, Rpc, RpcTimeout
 from server.cluster.stopping import cancel_and_wait
 from server.cluster.tables import ClusterTable
@@ -50,12 +52,10 @@ from server.core import commands as cmd
 from server.core.table import TABLE_UNAVAILABLE
 from server.games.errors import IllegalAction, Refusal
 from server.pg_storage import PgWriter
-from server.protocol.codec import decode_server, encode
-from server.protocol.messages import Notice, TableSummary
 from server.stores import RedisUnreachable, StorageError, guarded
 from server.tables.casino import Casino
-from server.tables.recovery import Recovered
-from server.tables.viewers import Fanout
+from server.tables.lobby import Lobby
+from server.tables.viewers import Fanout, deliver_each
 
 __all__ = [
     "ClusterNode",
@@ -72,7 +72,6 @@ log = logging.getLogger("croupier.cluster")
 # then stops what is left as a crash would (deploy/: a 30 s grace period covers it).
 LEAVE_SECONDS = 20.0
 BUS_STOP_SECONDS = 5.0  # and this long for the last events to reach Redis
-NOTICE_SECONDS = 7 * 24 * 3600  # a recovered round's notice waits this long for its player
 
 
 def place(table_id: str, nodes: list[str]) -> str | None:
@@ -103,6 +102,7 @@ class ClusterNode:
     def __init__(
         self,
         casino: Casino,
+        lobby: Lobby,
         redis: Redis,
         database_url: str,
         node_id: str,
@@ -141,20 +141,21 @@ class ClusterNode:
         self.on_owned: Callable[[], None] = lambda: None
         # Every table as this node's players see it, wherever it runs; the events of the
         # tables run elsewhere, and the commands for them (docs/operations.md).
-        self.doors = {t: ClusterTable(self, t, fanout or _deliver_each) for t in self._tables}
+        self.doors = {t: ClusterTable(self, t, fanout or deliver_each) for t in self._tables}
         self.bus = EventBus(redis, node_id, self._from_bus, prefix=prefix)
         self.rpc = Rpc(redis, node_id, self._serve, prefix=prefix)
         self.owners: dict[str, Owner] = {}  # as last read from Redis
-        self._lobby: dict[str, bytes] = {}  # each table's lobby line, msgpack
         self._reseating: set[asyncio.Task[None]] = set()
-        casino.doors = dict(self.doors)
-        casino.cluster_lobby = self.lobby
-        casino.shared_notices = self.notices_for
+        self.lobby = SharedLobby(self, lobby)
+        self.notices = SharedNotices(redis, prefix)
 
     # --- lifecycle -------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Join the cluster: the node's record first, then its share of the tables."""
+    async def start(self, address: str | None = None) -> None:
+        """Join the cluster: the node's record first (``address``: where its players
+        connect, once it listens), then its share of the tables."""
+        if address is not None:
+            self.address = address
         await self.leases.heartbeat(self.node_id, self._record())
         await self.bus.start()
         await self.rpc.start()
@@ -272,7 +273,7 @@ class ClusterNode:
             nodes.append(self.node_id)
         owners = await self.leases.owners()
         self._moved(owners)
-        await self._share_lobby(now)
+        await self.lobby.share()
         for table_id in self._tables:
             if table_id in self._busy:
                 continue
@@ -417,54 +418,6 @@ class ClusterNode:
                 task.add_done_callback(self._reseating.discard)
         self.owners = owners
 
-    async def _share_lobby(self, now: float) -> None:
-        """Put this node's tables' lobby lines in Redis and read the others'."""
-        key = f"{self.prefix}lobby"
-        mine = {
-            table_id: _encode(self.casino.summary(table))
-            for table_id, table in self.casino.tables.items()
-            if table_id in self.owned
-        }
-        pipe = self.redis.pipeline(transaction=False)
-        if mine:
-            pipe.hset(key, mapping=mine)  # type: ignore[arg-type]
-        pipe.hgetall(key)
-        *_, lines = await pipe.execute()
-        lines = cast(dict[bytes, bytes], lines)
-        self._lobby = {(k.decode() if isinstance(k, bytes) else k): v for k, v in lines.items()}
-
-    def lobby(self) -> list[TableSummary]:
-        """Every table's lobby line: this node's own now, the others' as their owners last
-        shared them; a table no node runs shows as closed."""
-        lines = []
-        for settings in self.casino.settings.tables:
-            table = self.casino.tables.get(settings.id)
-            if table is not None and settings.id in self.owned:
-                lines.append(self.casino.summary(table))
-            elif settings.id in self.owners and settings.id in self._lobby:
-                lines.append(_summary(self._lobby[settings.id]))
-            else:
-                game = self.casino.games[settings.id]
-                lines.append(
-                    TableSummary(
-                        table=settings.id,
-                        name=settings.name,
-                        game=game.game,
-                        variant=game.variant,
-                        minimum=settings.minimum,
-                        maximum=settings.maximum,
-                        seats=settings.seats,
-                        seated=0,
-                        phase="closed",
-                        closes_in_ms=None,
-                        last_results=[],
-                        automated=game.automated,
-                        boxed=game.boxed,
-                        stations_only=self.casino.stations_only(settings.id),
-                    )
-                )
-        return lines
-
     # --- taking, handing over, losing ------------------------------------------------------
 
     async def _take(self, table_id: str, start_after: float = 0.0) -> None:
@@ -508,7 +461,7 @@ class ClusterNode:
                 await self.leases.release(table_id, owner)
                 return
             self.stats.tables_taken += 1
-            await self._share_notices(recovered)
+            await self.notices.share(recovered, self.casino.notices)
             if free_since is not None:
                 self.stats.failover_seconds.append(asyncio.get_running_loop().time() - free_since)
             log.warning(
@@ -521,33 +474,6 @@ class ClusterNode:
             log.error("cluster: taking table %s failed: %s", table_id, exc)
         finally:
             self._busy.pop(table_id, None)
-
-    # --- what recovery tells players, wherever they log in next ----------------------------
-
-    async def _share_notices(self, recovered: list[Recovered]) -> None:
-        """A recovered round's notices (``round_completed``/``round_voided``) wait in Redis
-        for each player's next ``hello`` on any node, for a week."""
-        for player in {p for item in recovered for p in item.players}:
-            notices = self.casino.notices.pop(player, [])
-            if notices:
-                key = f"{self.prefix}notices:{player}"
-                async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.rpush(key, *(encode(n) for n in notices))
-                    pipe.expire(key, NOTICE_SECONDS)
-                    await pipe.execute()
-
-    async def notices_for(self, player_id: str) -> list[Notice]:
-        """The player's waiting notices, taken (each is delivered once)."""
-        key = f"{self.prefix}notices:{player_id}"
-        try:
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.lrange(key, 0, -1)
-                pipe.delete(key)
-                frames, _ = await pipe.execute()
-        except (RedisError, OSError) as exc:
-            log.error("cluster: notices for %s not read: %s", player_id, exc)
-            return []
-        return [cast(Notice, decode_server(frame)) for frame in frames]
 
     async def _hand_over(self, table_id: str) -> None:
         """Finish the round in play, then give the lease back."""
@@ -586,15 +512,3 @@ def check_redis(url: str) -> None:
             client.ping()
     except (RedisError, OSError, ValueError) as exc:
         raise RedisUnreachable(f"cannot reach Redis: {exc}") from None
-
-
-def _deliver_each(viewers: Any, frame: bytes) -> int:
-    count = 0
-    for viewer in viewers:
-        viewer.deliver(frame)
-        count += 1
-    return count
-
-
-_summary = msgspec.msgpack.Decoder(TableSummary).decode
-_encode = msgspec.msgpack.Encoder().encode

@@ -4,7 +4,7 @@ A player's play command (``Place``, ``Cancel``, ``Repeat``, ``Decide``) is built
 the player's message arrives (the connection), and travels as it is — to the table's
 runtime, or across the cluster to the node that runs the table. The runtime names it with a
 ``cid`` as it queues it; the core's ``Reply`` effect names the same ``cid``. Seat commands
-(``Join``, ``Leave``, ``Drop``, ``Reserve``), ``Stop`` and ``Drain`` take effect at once; play
+(``Join``, ``Leave``, ``Drop``), ``Stop`` and ``Drain`` take effect at once; play
 commands queue and are handled one at a time, in order, while the table waits (a betting
 window, a decision, the pause).
 """
@@ -28,7 +28,6 @@ __all__ = [
     "Place",
     "PlayCommand",
     "Repeat",
-    "Reserve",
     "Stop",
     "Tick",
 ]
@@ -43,15 +42,6 @@ class Join:
     player_id: str
     role: str
     seat: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Reserve:
-    """Seat ``seat`` belongs to ``player_id`` whenever they sit, and to nobody else (a player
-    station's seat at its electronic table)."""
-
-    player_id: str
-    seat: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,4 +140,4 @@ class Console:
 PlayCommand = Place | Cancel | Repeat | Decide
 # By ``kind``: how a play command is named across the cluster (``server/cluster/rpc.py``).
 PLAY_COMMANDS: dict[str, type[PlayCommand]] = {c.kind: c for c in (Place, Cancel, Repeat, Decide)}
-Command = Join | Leave | Drop | Reserve | PlayCommand | Tick | Stop | Drain | Done | Console
+Command = Join | Leave | Drop | PlayCommand | Tick | Stop | Drain | Done | Console

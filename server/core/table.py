@@ -23,7 +23,7 @@ journal records through the same ``apply_record`` as live play (``core/rounds.py
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -130,6 +130,7 @@ class TableCore:
         *,
         first_round: int = 1,
         epoch: int = 0,
+        reserved: Mapping[str, int] | None = None,
         grace_seconds: float = 60.0,
     ) -> None:
         self.settings = settings
@@ -149,6 +150,8 @@ class TableCore:
         # Decisions awaited now, each with its deadline: (player, spot) -> (request, deadline).
         self.decisions: dict[tuple[str, str], tuple[DecisionRequest, float]] = {}
         self.seats = Seats(settings.id, settings.seats, grace_seconds)
+        # Seats that belong to one player whenever they sit (a player station's).
+        self.seats.reserved.update(reserved or {})
         self.last_results: deque[str] = deque(maxlen=20)
         self.cards: dict[str, list[str]] = {}
         self.available = True
@@ -189,7 +192,7 @@ class TableCore:
         Seat commands take effect at once and cause no effect of their own: an adapter may
         give them at any time, also while it is performing the effects of another command
         (they never run the table)."""
-        if isinstance(command, cmd.Join | cmd.Leave | cmd.Drop | cmd.Reserve):
+        if isinstance(command, cmd.Join | cmd.Leave | cmd.Drop):
             self._seat(command, max(self.now, now))
             return []
         self.now = max(self.now, now)
@@ -333,11 +336,9 @@ class TableCore:
 
     # --- seats and views ----------------------------------------------------------------------
 
-    def _seat(self, command: cmd.Join | cmd.Leave | cmd.Drop | cmd.Reserve, now: float) -> None:
+    def _seat(self, command: cmd.Join | cmd.Leave | cmd.Drop, now: float) -> None:
         if isinstance(command, cmd.Join):
             self.seats.join(command.player_id, command.role, now, command.seat)
-        elif isinstance(command, cmd.Reserve):
-            self.seats.reserved[command.player_id] = command.seat
         elif isinstance(command, cmd.Leave):
             self.seats.leave(command.player_id, command.role)
         else:

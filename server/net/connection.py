@@ -56,8 +56,9 @@ from server.protocol.messages import (
     Welcome,
 )
 from server.stations.service import StationRefused, Stations
-from server.tables.casino import AuthError, Casino, Player
 from server.tables.door import TableDoor
+from server.tables.floor import Floor
+from server.tables.players import AuthError, Player
 from server.tables.runtime import TableReply
 
 __all__ = ["ConnectionLimits", "serve_connection"]
@@ -94,10 +95,10 @@ class _Viewer:
 
 class _Session:
     def __init__(
-        self, ws: ServerConnection, casino: Casino, metrics: Metrics, limits: ConnectionLimits
+        self, ws: ServerConnection, floor: Floor, metrics: Metrics, limits: ConnectionLimits
     ) -> None:
         self.ws = ws
-        self.casino = casino
+        self.floor = floor
         self.metrics = metrics
         self.limits = limits
         self.player: Player | None = None
@@ -173,7 +174,7 @@ class _Session:
     async def handle(self, message: ClientMessage) -> None:
         if isinstance(message, Hello):
             await self._hello(message)
-            shared = self.casino.shared_notices
+            shared = self.floor.shared_notices
             if self.player is not None and shared is not None:  # recovered on any node
                 for notice in await shared(self.player.player_id):
                     self.send(notice)
@@ -183,7 +184,7 @@ class _Session:
         return await _HANDLERS[type(message)](self, message)
 
     async def _list_tables(self, message: ListTables) -> None:
-        self.send(Lobby(tables=self.casino.lobby(), ref=message.ref))
+        self.send(Lobby(tables=self.floor.tables(), ref=message.ref))
 
     async def _leave_table(self, message: Leave) -> None:
         self._leave(message.table)
@@ -191,11 +192,11 @@ class _Session:
 
     async def _recall(self, message: GetRecall) -> None:
         assert self.player is not None
-        rounds = self.casino.recall(self.player.player_id, message.table)
+        rounds = self.floor.recall(self.player.player_id, message.table)
         self.send(Recall(rounds=rounds, ref=message.ref))
 
     async def _rules(self, message: GetRules) -> None:
-        rules = self.casino.rules(message.table)
+        rules = self.floor.rules(message.table)
         if rules is None:
             self.error("unknown_table", "no such table", message.table, message.ref)
         else:
@@ -208,7 +209,7 @@ class _Session:
     async def _station_request(self, message: CashOut | CallAttendant | AttendantAction) -> None:
         """A player station's touchscreen (docs/electronic-tables.md)."""
         assert self.player is not None
-        stations, station = self.casino.stations, self.player.station
+        stations, station = self.floor.stations, self.player.station
         if stations is None or station is None:
             return self.error("not_a_station", "this connection is not a station's touchscreen", ref=message.ref)  # fmt: skip  # noqa: E501
         try:
@@ -250,25 +251,25 @@ class _Session:
                 player_id=player.player_id,
                 name=player.name,
                 balance=balance,
-                currency=self.casino.settings.currency if player.play_money else "USD",
+                currency=self.floor.settings.currency if player.play_money else "USD",
                 play_money=player.play_money,
                 token=player.token,
                 station=player.station,
                 ref=message.ref,
             )
         )
-        for notice in self.casino.notices.pop(player.player_id, []):
+        for notice in self.floor.notices(player.player_id):
             self.send(notice)
-        if player.station is not None and self.casino.stations is not None:
-            self.unwatch = self.casino.stations.watch(player.station, self.send)
+        if player.station is not None and self.floor.stations is not None:
+            self.unwatch = self.floor.stations.watch(player.station, self.send)
         return None
 
     def _login(self, name: str | None, token: str | None) -> tuple[Player, int]:
-        player = self.casino.login(name, token)
-        return player, self.casino.balance(player.player_id)
+        player = self.floor.players.login(name, token)
+        return player, self.floor.players.balance(player.player_id)
 
     def _table(self, table_id: str, ref: int | None) -> TableDoor | None:
-        table = self.casino.door(table_id)
+        table = self.floor.door(table_id)
         if table is None:
             self.error("unknown_table", "no such table", table_id, ref)
         return table
@@ -279,7 +280,7 @@ class _Session:
             return
         assert self.player is not None
         player_id = self.player.player_id
-        stations: Stations | None = self.casino.stations
+        stations: Stations | None = self.floor.stations
         refusal = stations.join_refusal(table.id, player_id, message.role) if stations else None
         if refusal is not None:
             return self.error("stations_only", refusal, table.id, message.ref)
@@ -311,7 +312,7 @@ class _Session:
 
     def _leave(self, table_id: str) -> None:
         viewer = self.viewers.pop(table_id, None)
-        table = self.casino.door(table_id)
+        table = self.floor.door(table_id)
         if viewer is not None and table is not None:
             table.remove_viewer(viewer)
 
@@ -320,7 +321,7 @@ class _Session:
         if self.unwatch is not None:
             self.unwatch()
         for table_id, viewer in list(self.viewers.items()):
-            table = self.casino.door(table_id)
+            table = self.floor.door(table_id)
             if table is not None:
                 table.drop_viewer(viewer)
         self.viewers.clear()
@@ -352,7 +353,7 @@ class _Session:
         if reply is None:
             self.metrics.bet_refused(self.last_error)
         else:
-            self.metrics.bet_accepted(self.casino.games[m.table].game)
+            self.metrics.bet_accepted(self.floor.game_of(m.table))
             d = reply.data
             self.send(
                 BetAccepted(
@@ -385,7 +386,7 @@ class _Session:
             m.table, m.ref, cmd.Repeat(self.player_id, m.round, m.bet_id_prefix)
         )
         if reply is not None:
-            game = self.casino.games[m.table].game
+            game = self.floor.game_of(m.table)
             self.metrics.bet_accepted(game, len(reply.data["bets"]))
             for d in reply.data["bets"]:
                 self.send(
@@ -425,9 +426,9 @@ _HANDLERS: dict[type[Any], Callable[[_Session, Any], Awaitable[None]]] = {
 
 
 async def serve_connection(
-    ws: ServerConnection, casino: Casino, metrics: Metrics, limits: ConnectionLimits
+    ws: ServerConnection, floor: Floor, metrics: Metrics, limits: ConnectionLimits
 ) -> None:
-    session = _Session(ws, casino, metrics, limits)
+    session = _Session(ws, floor, metrics, limits)
     metrics.inc("croupier_connections_total")
     try:
         first = True

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -74,12 +75,16 @@ class TableRuntime:
         devices: ChanceDevices | None = None,
         hooks: TableHooks | None = None,
         viewers: dict[Viewer, str] | None = None,
+        reserved: Mapping[str, int] | None = None,
     ) -> None:
         """``viewers``: the viewers to deliver to, when someone else keeps them too (a cluster
-        node's door to the table keeps them while the table moves between nodes)."""
+        node's door to the table keeps them while the table moves between nodes);
+        ``reserved``: seats that are one player's whenever they sit (a player station's)."""
         self.settings, self.id, self.game = settings, settings.id, game
         self.ledger, self.journal, self.clock = ledger, journal, clock
-        self.core = TableCore(settings, game, first_round=first_round, epoch=epoch)
+        self.core = TableCore(
+            settings, game, first_round=first_round, epoch=epoch, reserved=reserved
+        )
         self.stores = TableStores(self.id, ledger, journal, game, devices)
         self.viewers: dict[Viewer, str] = {} if viewers is None else viewers
         self.hooks = hooks or TableHooks()
@@ -117,7 +122,7 @@ class TableRuntime:
 
     # --- viewers --------------------------------------------------------------------------------
 
-    def seat(self, command: cmd.Join | cmd.Leave | cmd.Drop | cmd.Reserve) -> None:
+    def seat(self, command: cmd.Join | cmd.Leave | cmd.Drop) -> None:
         """The one way in for seating, for a viewer here or a player seen at another node
         (a cluster's): takes effect at once. ``Join`` raises ``IllegalAction(table_full)``
         when it needs a seat and none is free."""

@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+from server.app.service import Service
 from server.cluster.node import BUS_STOP_SECONDS, LEAVE_SECONDS, place
 from server.config import parse_config
 from server.journal.pg_journal import PgJournal
-from server.net.app import Service
 from server.wallet.ledger import OPEN_WAGERS
 from server.wallet.pg_ledger import PgLedger
 from tests.redis_server import RedisServer

@@ -113,8 +113,8 @@ def test_a_node_that_lost_its_lease_cannot_write_for_the_table(
         try:
             assert a.cluster is not None and a.cluster._task is not None
             await until(lambda: len(a.casino.tables) == 5, what="node-a runs every table")
-            player = a.casino.login("Alice", None)
-            before = a.casino.balance(player.player_id)
+            player = a.players.login("Alice", None)
+            before = a.players.balance(player.player_id)
             table = a.casino.tables["rou-1"]
             table.add_viewer(Seat(player.player_id), "player")
             await stop_ticking(a)  # a "pauses": its leases are not renewed, its tables play on
@@ -134,7 +134,7 @@ def test_a_node_that_lost_its_lease_cannot_write_for_the_table(
             assert reply.refusal is not None
             assert reply.refusal.code in ("storage_failed", "table_unavailable")
             await until(lambda: not table.available, what="node-a's table closed")
-            assert a.casino.balance(player.player_id) == before  # nothing was debited
+            assert a.players.balance(player.player_id) == before  # nothing was debited
         finally:
             if b is not None:
                 await stop_node(b)

@@ -11,7 +11,7 @@ from pathlib import Path
 from redis.exceptions import RedisError
 from websockets.asyncio.client import connect
 
-from server.net.app import Service
+from server.app.service import Service
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import (
     PROTOCOL_VERSION,

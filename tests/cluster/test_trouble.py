@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psycopg
 
-from server.net.app import Service
+from server.app.service import Service
 from tests.cluster.books import check_books
 from tests.cluster.local import LEASE, PATIENCE, TABLE_IDS, node, stop_node, until, waiting_at
 from tests.cluster.players import ChaosPlayer, each_bets, stop_players

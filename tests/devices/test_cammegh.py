@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from server.app.service import Service
 from server.cli.main import main
 from server.config import ConfigError, parse_config
 from server.devices.adapters import ADAPTERS, LineIssue, Received
@@ -28,7 +29,6 @@ from server.devices.messages import (
     WheelWarning,
 )
 from server.devices.simulator import Faults, SimulatedDevice
-from server.net.app import Service
 from tests.devices.null_modem import null_modem
 from tests.devices.test_device_tables import (
     assert_money_intact,
@@ -349,7 +349,7 @@ async def cammegh_table(tmp: Path, **sim: Any) -> AsyncIterator[tuple[Service, C
         stop = asyncio.Event()
         task = asyncio.create_task(wheel.run(stop))
         try:
-            channel = service.casino.devices.channels["wheel-c"]
+            channel = service.devices.channels["wheel-c"]
             await until(lambda: channel.up)
             assert channel.up
             yield service, wheel
@@ -365,7 +365,7 @@ async def test_a_cammegh_wheel_on_a_serial_line_settles_roulette(
     async with cammegh_table(tmp_path, seed=11) as (service, wheel):
         report = await play(service, "rou", 3)
         code = await asyncio.to_thread(main, ["devices", "--url", f"http://127.0.0.1:{service.port}"])  # fmt: skip  # noqa: E501
-        channel = service.casino.devices.channels["wheel-c"]
+        channel = service.devices.channels["wheel-c"]
     assert code == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("wheel-c\t"))
     assert "\twheel\ttable=rou\tlink=up\t" in line
@@ -381,7 +381,7 @@ async def test_a_cammegh_wheel_on_a_serial_line_settles_roulette(
 @synchronously
 async def test_a_cammegh_wheel_that_falls_silent_is_down(tmp_path: Path) -> None:
     async with cammegh_table(tmp_path) as (service, wheel):
-        channel = service.casino.devices.channels["wheel-c"]
+        channel = service.devices.channels["wheel-c"]
         assert channel.vendor is not None
         channel.vendor.silence_limit = 0.4
         wheel.status_every = 10.0  # it stops talking (after the line it is sending now)
@@ -395,7 +395,7 @@ async def test_a_ball_not_sensed_restarts_the_cammegh_wheel_then_voids(tmp_path:
     """The wheel's warning flag 1: the table sends ``*R`` (max_restarts = 1), then the round
     is void, every wager returned, and the table closed until a supervisor reopens it."""
     async with cammegh_table(tmp_path, faults=Faults(not_sensed=1.0)) as (service, wheel):
-        port = service.casino.devices.port
+        port = service.devices.port
         console = SimulatedDevice("console-c", "console", bytes.fromhex(CONSOLE_KEY), "127.0.0.1", port, decide=("reopen",), table="rou")  # fmt: skip  # noqa: E501
         stop = asyncio.Event()
         task = asyncio.create_task(console.run(stop))

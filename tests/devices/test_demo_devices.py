@@ -48,7 +48,7 @@ async def test_the_demo_device_tables_are_dealt_by_their_simulators(tmp_path: Pa
     assert {t.id for t in settings.tables} >= set(DEVICE_TABLES)  # and every virtual table
     assert len(settings.tables) > len(DEVICE_TABLES)
     async with running(tmp_path, demo.text) as service:
-        demo.start(service.casino.devices.port, seconds={})
+        demo.start(service.devices.port, seconds={})
         try:
             url = f"ws://127.0.0.1:{service.port}/ws"
             reports = await asyncio.gather(

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
+from server.app.service import Service
 from server.cli.main import main
 from server.config import parse_config
 from server.devices.messages import CardRead, ConsoleAction
 from server.devices.simulator import DeviceRefused, Faults, SimulatedDevice
 from server.journal.journal import RoundStatus
 from server.journal.sqlite_journal import SqliteJournal
-from server.net.app import Service
 from server.net.bot import BotReport, run_bot
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import (
@@ -174,7 +174,7 @@ async def devices(
             s["role"],
             bytes.fromhex(s.get("key", KEYS[s["id"]])),
             "127.0.0.1",
-            service.casino.devices.port,
+            service.devices.port,
             **{k: v for k, v in s.items() if k not in ("id", "role", "key")},
         )
         for s in sims
@@ -289,7 +289,7 @@ async def test_a_lossy_link_loses_nothing(tmp_path: Path) -> None:
     faults = Faults(drop=0.15, duplicate=0.15, reorder=0.15, corrupt=0.1)
     async with running(tmp_path) as service, devices(service, {"id": "shoe-1", "role": "shoe", "seed": 4, "faults": faults}):  # fmt: skip  # noqa: E501
         report = await play(service, "bac", 3)
-        channel = service.casino.devices.channels["shoe-1"]
+        channel = service.devices.channels["shoe-1"]
     assert_money_intact(service, report)
     for played in report.played:
         counts = [p["count"] for kind, p in records(service, played.round) if kind == "card"]
@@ -328,7 +328,7 @@ async def game_before_time_then_a_round(
     open), and once the table has it, no more bets; in the next round, no more bets once a
     bet is in."""
     core = table(service, "bac")
-    channel = service.casino.devices.channels["shoe-1"]
+    channel = service.devices.channels["shoe-1"]
     await until(lambda: core._bets, 20)
     assert core._bets, "no bet was accepted at table bac within 20 s"
     first = core.round_id
@@ -475,11 +475,11 @@ async def test_a_device_that_is_not_configured_so_is_refused(
     tmp_path: Path, device: str, role: str, key: str, code: str
 ) -> None:
     async with running(tmp_path) as service:
-        sim = SimulatedDevice(device, role, bytes.fromhex(key), "127.0.0.1", service.casino.devices.port)  # fmt: skip  # noqa: E501
+        sim = SimulatedDevice(device, role, bytes.fromhex(key), "127.0.0.1", service.devices.port)  # fmt: skip  # noqa: E501
         with pytest.raises(DeviceRefused) as refused:
             await sim.run()
         assert refused.value.code == code
-        assert service.casino.devices.refused == {code: 1}
+        assert service.devices.refused == {code: 1}
 
 
 @synchronously
@@ -527,7 +527,7 @@ async def test_a_shoe_that_loses_power_resumes_its_session(tmp_path: Path) -> No
     async with running(tmp_path) as service, devices(service, shoe) as sims:
         session = sims[0].session
         report = await play(service, "bac", 2)
-        channel = service.casino.devices.channels["shoe-1"]
+        channel = service.devices.channels["shoe-1"]
         assert "power" in sims[0]._fired and channel.connections >= 2
         assert channel.session == sims[0].session == session  # resumed, not a new session
         assert table(service, "bac").held is None
@@ -542,7 +542,7 @@ async def test_a_shoe_that_disconnects_mid_round_resumes_it(tmp_path: Path) -> N
     shoe = {"id": "shoe-1", "role": "shoe", "seed": 8, "faults": Faults(disconnect_at=2)}
     async with running(tmp_path) as service, devices(service, shoe):
         report = await play(service, "bac", 2)
-        assert service.casino.devices.channels["shoe-1"].connections >= 2
+        assert service.devices.channels["shoe-1"].connections >= 2
     assert_money_intact(service, report)
     assert_dealt_once_in_order(service, report)
 
@@ -628,7 +628,7 @@ async def test_a_shoe_door_opened_mid_round_suspends_the_table_until_closed(tmp_
     async with running(tmp_path) as service, devices(service, shoe):
         report = await play(service, "bac", 1)
         assert table(service, "bac").held is None
-        assert service.casino.devices.channels["shoe-1"].faults == []  # cleared
+        assert service.devices.channels["shoe-1"].faults == []  # cleared
     assert_money_intact(service, report)
     assert_dealt_once_in_order(service, report)
     # The door opened after the shoe's second card: in the table's first round.
@@ -723,7 +723,7 @@ async def test_bytes_that_are_no_frame_before_a_hello_close_the_connection(tmp_p
     other byte: the decoder's most expensive input) is cut off and counted, without an
     answer; a device connecting next is welcomed as usual."""
     async with running(tmp_path) as service:
-        hub = service.casino.devices
+        hub = service.devices
         reader, writer = await asyncio.open_connection("127.0.0.1", hub.port)
         writer.write(b"CD" * 4096)
         assert await asyncio.wait_for(reader.read(), 5) == b""  # closed, nothing answered

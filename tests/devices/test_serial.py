@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import serial
 
+from server.app.service import Service
 from server.cli.main import main
 from server.config import ConfigError, parse_config
 from server.devices import hub as hub_module
@@ -24,7 +25,6 @@ from server.devices.handshake import KnownDevice
 from server.devices.hub import DeviceHub, SerialLine
 from server.devices.serial_port import open_serial_connection
 from server.devices.simulator import DeviceRefused, Faults, SimulatedDevice
-from server.net.app import Service
 from tests.devices.null_modem import null_modem
 from tests.devices.test_device_tables import (
     assert_money_intact,
@@ -85,7 +85,7 @@ async def serial_wheel(tmp: Path, **sim: Any) -> AsyncIterator[tuple[Service, Si
 @synchronously
 async def test_a_wheel_on_a_serial_line_settles_roulette(tmp_path: Path) -> None:
     async with serial_wheel(tmp_path, seed=5) as (service, _):
-        channel = service.casino.devices.channels["wheel-s"]
+        channel = service.devices.channels["wheel-s"]
         assert channel.up and channel.status()["transport"].startswith("serial:/dev/")
         report = await play(service, "rou", 3)
     assert_money_intact(service, report)
@@ -102,7 +102,7 @@ async def test_a_device_that_restarts_says_hello_again_on_the_open_line(tmp_path
     on the same line, which the server never closed; play goes on."""
     async with serial_wheel(tmp_path, seed=6, faults=Faults(power_loss_at=1)) as (service, sim):
         report = await play(service, "rou", 3)
-        channel = service.casino.devices.channels["wheel-s"]
+        channel = service.devices.channels["wheel-s"]
         assert channel.connections >= 2 and channel.session == sim.session
     assert_money_intact(service, report)
     spins = [p for r in report.played for k, p in records(service, r.round) if k == "spin"]
@@ -112,12 +112,12 @@ async def test_a_device_that_restarts_says_hello_again_on_the_open_line(tmp_path
 @synchronously
 async def test_a_device_on_a_serial_line_is_refused_over_tcp(tmp_path: Path) -> None:
     async with null_modem() as modem, running(tmp_path, CONFIG.format(key=KEY, port=modem.server)) as service:  # fmt: skip  # noqa: E501
-        port = service.casino.devices.port
+        port = service.devices.port
         impostor = SimulatedDevice("wheel-s", "wheel", bytes.fromhex(KEY), "127.0.0.1", port)
         with pytest.raises(DeviceRefused) as refused:
             await asyncio.wait_for(impostor.run(), 5)
         assert refused.value.code == "wrong_transport"
-        assert service.casino.devices.refused == {"wrong_transport": 1}
+        assert service.devices.refused == {"wrong_transport": 1}
 
 
 @synchronously

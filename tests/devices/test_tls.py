@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from server.app.service import Service
 from server.config import ConfigError, parse_config
 from server.devices.simulator import DeviceRefused, SimulatedDevice
 from server.devices.tls import client_context, common_name
-from server.net.app import Service
 from tests.devices.certificates import Authority, authority, issue
 from tests.devices.test_device_tables import (
     assert_money_intact,
@@ -65,7 +65,7 @@ def certificates(tmp: Path) -> Authority:
 
 
 def shoe(service: Service, tls: ssl.SSLContext | None, device: str = "shoe-t") -> SimulatedDevice:
-    port = service.casino.devices.port
+    port = service.devices.port
     return SimulatedDevice(device, "shoe", bytes.fromhex(KEY), "127.0.0.1", port, seed=3, tls=tls)
 
 
@@ -78,13 +78,13 @@ async def test_a_shoe_with_its_certificate_deals_baccarat_over_tls(tmp_path: Pat
         stop = asyncio.Event()
         task = asyncio.create_task(device.run(stop))
         await asyncio.wait_for(device.connected.wait(), 5)
-        channel = service.casino.devices.channels["shoe-t"]
+        channel = service.devices.channels["shoe-t"]
         assert channel.status()["transport"] == "tls" and channel.up
         report = await play(service, "bac", 3)
         stop.set()
         await task
     assert_money_intact(service, report)
-    assert service.casino.devices.refused == {}
+    assert service.devices.refused == {}
     for played in report.played:
         assert not played.result.startswith("voided"), played
         cards = [p for kind, p in records(service, played.round) if kind == "card"]
@@ -107,8 +107,8 @@ async def test_a_device_without_its_own_certificate_is_refused(
         with pytest.raises(DeviceRefused) as refused:
             await asyncio.wait_for(shoe(service, tls).run(), 5)
         assert refused.value.code == "unauthenticated"
-        assert service.casino.devices.refused == {"unauthenticated": 1}
-        assert not service.casino.devices.channels["shoe-t"].up
+        assert service.devices.refused == {"unauthenticated": 1}
+        assert not service.devices.channels["shoe-t"].up
 
 
 async def assert_refused_while_it_retries(tmp_path: Path, tls: ssl.SSLContext | None) -> None:
@@ -117,7 +117,7 @@ async def assert_refused_while_it_retries(tmp_path: Path, tls: ssl.SSLContext | 
     async with running(tmp_path, CONFIG.format(key=KEY)) as service:
         stop = asyncio.Event()
         task = asyncio.create_task(shoe(service, tls).run(stop))
-        hub = service.casino.devices
+        hub = service.devices
         await until(lambda: hub.refused.get("unauthenticated"))
         stop.set()
         await task

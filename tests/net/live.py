@@ -10,8 +10,8 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from server.app.service import Service
 from server.config import parse_config
-from server.net.app import Service
 from server.net.connection import ConnectionLimits
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import PROTOCOL_VERSION, Hello, ServerMessage, TableEvent, Welcome

@@ -12,7 +12,7 @@ from msgspec import msgpack
 
 from rng.cards import Card, parse_cards
 from rng.shoe import Draw
-from server.net.app import Service
+from server.app.service import Service
 from server.protocol.messages import (
     BalanceChanged,
     BetAccepted,
@@ -114,8 +114,8 @@ def test_casino_war_a_tie_goes_to_war_and_a_silent_player_surrenders(tmp_path: P
             )
             # Ann: Initial 1,000 forfeited, War Wager 1,000 won 2 to 1 on a K against a 5
             # (docs/interpretations.md, 12). Bob: surrendered half of 600.
-            assert service.casino.balance(ann.welcome.player_id) == 100_000 - 1_000 + 2_000
-            assert service.casino.balance(bob.welcome.player_id) == 100_000 - 300
+            assert service.players.balance(ann.welcome.player_id) == 100_000 - 1_000 + 2_000
+            assert service.players.balance(bob.welcome.player_id) == 100_000 - 300
             assert service.ledger.total() == 0 and service.ledger.reconcile() == {}
             assert service.ledger.balance("wagers:open") == 0
 
@@ -168,7 +168,7 @@ def test_down_under_hole_card_is_never_sent_before_the_dealers_turn(tmp_path: Pa
                 assert not any(code in frame for frame in before[:-1])
                 assert code in before[-1]
             # Dealer 22 (685a.7(o)): Ann's 18 of two unsplit cards, not both Large, pushes.
-            assert service.casino.balance(ann.welcome.player_id) == 100_000
+            assert service.players.balance(ann.welcome.player_id) == 100_000
             assert service.ledger.reconcile() == {}
 
     asyncio.run(scenario())
@@ -195,6 +195,6 @@ def test_21_baccarat_round_over_websockets(tmp_path: Path) -> None:
             }
             # Player 19 beats Banker 15 (7-5-3): 1 to 1. Banker's 7-5-3 is no Bonus hand.
             assert settled == {"p": 1_000, "b": 0}
-            assert service.casino.balance(ann.welcome.player_id) == 100_000 + 500 - 100
+            assert service.players.balance(ann.welcome.player_id) == 100_000 + 500 - 100
 
     asyncio.run(scenario())

@@ -9,8 +9,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from server.app.service import Service
 from server.config import load_config
-from server.net.app import Service
 
 
 def _get(url: str) -> tuple[int, bytes]:

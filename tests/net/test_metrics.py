@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from server.app.service import Service
 from server.journal.journal import RoundStatus
 from server.journal.sqlite_journal import SqliteJournal
 from server.metrics import Registry
-from server.net.app import Service
 from server.net.metrics import Metrics
 from server.protocol.messages import BetAccepted, ErrorMessage, Join, Joined, PlaceBet
 from server.tables.recovery import Recovered

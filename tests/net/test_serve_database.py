@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from server.app.service import Service
 from server.cli.main import main
 from server.config import parse_config
 from server.journal.journal import RoundStatus
 from server.journal.pg_journal import PgJournal
-from server.net.app import Service
 from server.net.bot import run_bot
 from server.pg_storage import DatabaseInUse
 from server.wallet.ledger import OPEN_WAGERS

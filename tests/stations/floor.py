@@ -13,9 +13,9 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from server.app.service import Service
 from server.config import parse_config
 from server.devices.station_simulator import StationSimulator
-from server.net.app import Service
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import (
     PROTOCOL_VERSION,
@@ -119,7 +119,7 @@ async def stations(
             i,
             bytes.fromhex(KEYS[i]),
             "127.0.0.1",
-            service.casino.devices.port,
+            service.devices.port,
             state=(tmp / f"{i}.json") if tmp is not None else None,
             **knobs,
         )
@@ -131,7 +131,7 @@ async def stations(
         await until(lambda: all(s.screen_token for s in made))
         yield made
     finally:
-        await service.casino.devices.stop()
+        await service.devices.stop()
         stop.set()
         raise_failures("station agents", await asyncio.gather(*tasks, return_exceptions=True))
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from server.app.service import Service
 from server.devices.station_simulator import StationSimulator
 from server.journal.journal import RoundStatus
-from server.net.app import Service
 from server.protocol.messages import (
     AttendantAction,
     BetAccepted,

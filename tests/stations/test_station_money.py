@@ -243,7 +243,7 @@ async def test_a_swapped_or_unknown_station_is_refused(tmp_path: Path) -> None:
     """The same station id with another key (a swapped or cloned cabinet), and a station the
     server does not know: refused at the hello, counted."""
     async with running(tmp_path) as service:
-        port = service.casino.devices.port
+        port = service.devices.port
         swapped = ("s1", KEYS["s2"], "unauthenticated")
         for device_id, key, code in (swapped, ("s9", KEYS["s1"], "unknown_device")):
             station = StationSimulator(device_id, bytes.fromhex(key), "127.0.0.1", port)
@@ -252,7 +252,7 @@ async def test_a_swapped_or_unknown_station_is_refused(tmp_path: Path) -> None:
                 raise AssertionError("the station was accepted")
             except DeviceRefused as exc:
                 assert exc.code == code
-        assert service.casino.devices.refused == {"unauthenticated": 1, "unknown_device": 1}
+        assert service.devices.refused == {"unauthenticated": 1, "unknown_device": 1}
         assert not service.casino.stations.stations["s1"].up
 
 
@@ -426,7 +426,7 @@ async def test_a_bill_the_ledger_could_not_take_is_credited_when_the_station_say
         assert credits(service, "s1") == 5_000
         # Again: nothing is credited twice. (Waited for until the station is back on a new
         # connection: just after the disconnect, the old one may still look up.)
-        channel = service.casino.devices.channels["s1"]
+        channel = service.devices.channels["s1"]
         before = channel.connections
         s1.disconnect()
         assert await until(lambda: channel.connections > before and s1.connected.is_set() and service.casino.stations.stations["s1"].up, 8)  # fmt: skip  # noqa: E501

@@ -1,0 +1,96 @@
+"""Where one ``croupier serve`` keeps its money and its rounds: the embedded SQLite files in
+the data directory (the default), or PostgreSQL shared with a cluster's other nodes
+(docs/operations.md, "Running a cluster") — chosen here and nowhere else.
+
+PostgreSQL and Redis (psycopg, redis-py and the cluster) are imported only where they are
+used: the embedded default starts without loading them (a third faster).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from server.datadir import DataDirLock, load_key
+from server.journal.journal import Journal
+from server.journal.sqlite_journal import SqliteJournal
+from server.stations.store import StationStore, open_station_store
+from server.stores import StorageError
+from server.wallet.ledger import HOUSE, OPEN_WAGERS, PLAY_MONEY_ISSUER, Ledger
+from server.wallet.sqlite_ledger import SqliteLedger
+
+if TYPE_CHECKING:
+    from server.pg_storage import DatabaseLock
+
+__all__ = ["Stores", "open_stores"]
+
+
+@dataclass
+class Stores:
+    ledger: Ledger
+    journal: Journal
+    stations: StationStore  # the player stations' critical memory and tickets
+    ticket_key: bytes  # signs the stations' ticket validation numbers
+    demo_key: bytes  # signs demo players' tokens (a cluster's nodes share it)
+    lock: DataDirLock  # one server per data directory
+    database_lock: DatabaseLock | None  # one server per database, when not a cluster
+
+    def close(self) -> None:
+        self.ledger.close()
+        self.journal.close()
+        self.stations.close()
+        self.release()
+
+    def release(self) -> None:
+        """Give the locks back (also when the server never started)."""
+        if self.database_lock is not None:
+            self.database_lock.release()
+        self.lock.release()
+
+
+def open_stores(data_dir: Path, database_url: str | None, clustered: bool) -> Stores:
+    """The stores, the data directory locked first: a second server on the same directory
+    would run crash recovery on this one's live rounds (``DataDirInUse``). ``clustered``:
+    the node shares the tables out with others over Redis (its stores must be shared)."""
+    lock = DataDirLock(data_dir)
+    database_lock: DatabaseLock | None = None
+    try:
+        ledger: Ledger
+        journal: Journal
+        demo_key: bytes | None = None
+        if clustered:  # several nodes share the tables out (leases in Redis)
+            if not database_url:
+                raise StorageError(
+                    "a cluster keeps its ledger and journal in PostgreSQL: "
+                    "give the database URL too"
+                )
+            from server.journal.pg_journal import PgJournal
+            from server.pg_storage import migrate, shared_key
+            from server.wallet.pg_ledger import PgLedger
+
+            migrate(database_url)
+            demo_key = shared_key(database_url, "demo-token")  # a demo player may meet any node
+            ledger, journal = PgLedger(database_url), PgJournal(database_url)
+        elif database_url:  # the shared PostgreSQL store (docs/operations.md)
+            from server.journal.pg_journal import PgJournal
+            from server.pg_storage import DatabaseLock, migrate
+            from server.wallet.pg_ledger import PgLedger
+
+            migrate(database_url)
+            database_lock = DatabaseLock(database_url)
+            ledger, journal = PgLedger(database_url), PgJournal(database_url)
+        else:
+            ledger = SqliteLedger(data_dir / "ledger.sqlite")
+            journal = SqliteJournal(data_dir / "journal.sqlite")
+        for account, negative in ((PLAY_MONEY_ISSUER, True), (HOUSE, True), (OPEN_WAGERS, False)):
+            ledger.open_account(account, may_go_negative=negative)
+        stations, ticket_key = open_station_store(data_dir)
+        # Kept in the data directory so a restart does not log everyone out; never logged.
+        demo_key = demo_key or load_key(data_dir / "token-key")
+    except BaseException:
+        if database_lock is not None:
+            database_lock.release()
+        lock.release()
+        raise
+    return Stores(ledger, journal, stations, ticket_key, demo_key, lock, database_lock)

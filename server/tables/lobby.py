@@ -1,0 +1,139 @@
+"""What players read of the tables besides playing them: the lobby's line of each table,
+each table's rules and paytables (58 Pa. Code 810a.3) and a player's recall of their last
+rounds (810a.11), wherever the table runs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from server.core.replay import replay_round
+from server.games.events import CardDealt, WagerSettled
+from server.games.table import TableGame
+from server.protocol.messages import RecalledRound, Rules, TableSummary
+from server.stations.service import Stations
+from server.tables.casino import Casino
+from server.tables.runtime import TableRuntime
+from server.wallet.ledger import player_account
+
+__all__ = ["Lobby"]
+
+
+class Lobby:
+    def __init__(self, casino: Casino, stations: Stations | None = None) -> None:
+        self.casino, self.stations = casino, stations
+        self.ledger, self.journal = casino.ledger, casino.journal
+
+    @property
+    def games(self) -> dict[str, TableGame]:
+        return self.casino.games
+
+    def lines(self) -> list[TableSummary]:
+        """The lobby: each table this process runs."""
+        return [self.summary(table) for table in self.casino.tables.values()]
+
+    def summary(self, table: TableRuntime) -> TableSummary:
+        s = table.settings
+        return TableSummary(
+            table=s.id,
+            name=s.name,
+            game=table.game.game,
+            variant=table.game.variant,
+            minimum=s.minimum,
+            maximum=s.maximum,
+            seats=s.seats,
+            seated=len(table.seated),
+            phase=table.phase,
+            closes_in_ms=table.closes_in_ms,
+            last_results=list(table.last_results)[-10:],
+            automated=table.game.automated,
+            boxed=table.game.boxed,
+            stations_only=self.stations_only(s.id),
+        )
+
+    def stations_only(self, table_id: str) -> bool:
+        """Whether the table seats its player stations only (it has stations)."""
+        return self.stations is not None and table_id in self.stations.tables
+
+    def rules(self, table_id: str) -> Rules | None:
+        """The table's rules and paytables: from its configuration, wherever it runs."""
+        game = self.games.get(table_id)
+        settings = self.casino.table_settings.get(table_id)
+        if game is None or settings is None:
+            return None
+        info = game.rules()
+        return Rules(
+            table=table_id,
+            game=game.game,
+            variant=game.variant,
+            summary=info["summary"],
+            paytables=info["paytables"],
+            limits={"minimum": settings.minimum, "maximum": settings.maximum},
+            spots=game.sample_spots(),
+            main_spots=info.get("main_spots", []),
+            spot_limits=info.get("spot_limits", {}),
+            boxed=game.boxed,
+            seats=settings.seats,
+        )
+
+    def recall(self, player_id: str, table_id: str | None = None) -> list[RecalledRound]:
+        """The player's last 10 finished rounds, card by card (58 Pa. Code 810a.11)."""
+        rounds = []
+        for round_id in self.journal.player_rounds(player_id, limit=10 if table_id is None else 50):
+            records = self.journal.records(round_id)
+            if not records or (table_id is not None and records[0].table_id != table_id):
+                continue
+            game = self.games.get(records[0].table_id)
+            if game is None:
+                continue
+            rounds.append(self._recalled(game, round_id, records, player_id))
+            if len(rounds) == 10:
+                break
+        return rounds
+
+    def _recalled(
+        self, game: TableGame, round_id: str, records: Any, player_id: str
+    ) -> RecalledRound:
+        replayed = replay_round(game, round_id, records)
+        cards: dict[str, list[str]] = defaultdict(list)
+        wagers = []
+        wagered = returned = 0
+        for event in replayed.events:
+            if isinstance(event, CardDealt):
+                cards[event.target].append(event.card.code)
+            elif isinstance(event, WagerSettled) and event.settlement.wager.player_id == player_id:
+                s = event.settlement
+                wagers.append(
+                    {
+                        "bet_id": s.wager.bet_id,
+                        "spot": s.wager.spot,
+                        "amount": s.wager.amount,
+                        "result": s.outcome.result.value,
+                        "returned": s.returned,
+                    }
+                )
+                wagered += s.wager.amount
+                returned += s.returned
+        for record in records:
+            if record.kind == "spin":
+                cards["wheel"].append(str(record.payload.get("symbol", record.payload["result"])))
+        finish = records[-1].payload if records[-1].kind in ("settled", "voided") else {}
+        result = str(finish.get("result") or finish.get("reason") or records[-1].kind)
+        return RecalledRound(
+            table=records[0].table_id,
+            round=round_id,
+            game=game.game,
+            result=result,
+            cards=dict(cards),
+            wagers=wagers,
+            wagered=wagered,
+            returned=returned,
+            balance_after=None,
+            # what the ledger paid the player from the progressive meters (a linked meter's
+            # award is the shared meter's, which only the ledger and its store know)
+            awarded=sum(
+                t.amount
+                for _, t in self.ledger.round_transfers(round_id)
+                if t.kind == "progressive" and t.destination == player_account(player_id)
+            ),
+        )
