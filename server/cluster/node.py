@@ -25,32 +25,27 @@ may hold them by then), and takes its place again when Redis answers.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from server.cluster.bus import EventBus, Group
+from server.cluster.commands import Commands
 from server.cluster.fencing import Fence, StaleToken, raise_fence
 from server.cluster.identity import default_node_id
 from server.cluster.leases import LeaseStore, Owner
 from server.cluster.lobby import SharedLobby
 from server.cluster.notices import SharedNotices
-from server.cluster.rpc import NotOwner, Rpc, RpcTimeout
+from server.cluster.rpc import Rpc
 from server.cluster.stopping import cancel_and_wait
 from server.cluster.tables import ClusterTable
-from server.core import commands as cmd
-from server.core.table import TABLE_UNAVAILABLE
-from server.games.errors import IllegalAction, Refusal
 from server.pg_storage import PgWriter
 from server.stores import RedisUnreachable, StorageError, guarded
 from server.tables.casino import Casino
@@ -138,12 +133,12 @@ class ClusterNode:
         self._task: asyncio.Task[None] | None = None
         self._probe: asyncio.Task[None] | None = None
         self._leaving = False
-        self.on_owned: Callable[[], None] = lambda: None
         # Every table as this node's players see it, wherever it runs; the events of the
         # tables run elsewhere, and the commands for them (docs/operations.md).
         self.doors = {t: ClusterTable(self, t, fanout or deliver_each) for t in self._tables}
         self.bus = EventBus(redis, node_id, self._from_bus, prefix=prefix)
-        self.rpc = Rpc(redis, node_id, self._serve, prefix=prefix)
+        self.commands = Commands(self)
+        self.rpc = Rpc(redis, node_id, self.commands.serve, prefix=prefix)
         self.owners: dict[str, Owner] = {}  # as last read from Redis
         self._reseating: set[asyncio.Task[None]] = set()
         self.lobby = SharedLobby(self, lobby)
@@ -291,7 +286,6 @@ class ClusterNode:
                 start_after = self._spread(table_id) if self._cold else 0.0
                 self._busy[table_id] = asyncio.create_task(self._take(table_id, start_after))
         self._cold = False
-        self.on_owned()
 
     async def _renew(self) -> None:
         """Renew the lease of every table the node holds, all in one round trip; stop a
@@ -299,7 +293,7 @@ class ClusterNode:
         renewing: list[tuple[str, Owner]] = []
         for table_id, owner in list(self.owned.items()):
             table = self.casino.tables.get(table_id)
-            closed = table is not None and (not table.available or table.core.finished)
+            closed = table is not None and (not table.available or table.finished)
             if closed and table_id not in self._busy:
                 # The table closed itself (a write failed: the fence refused it, or the
                 # database is away): give the lease back so its round is recovered.
@@ -341,71 +335,6 @@ class ClusterNode:
             if door is not None and door.viewers and door.runtime() is None:
                 for seq, audience, frame in events:
                     door.deliver(seq, audience, frame)
-
-    async def _serve(self, op: str, table_id: str, args: dict[str, Any]) -> Any:
-        """A command from another node's player, for a table this node runs."""
-        table = self.casino.tables.get(table_id)
-        if table is None or table.finished:
-            raise NotOwner(f"node {self.node_id} does not run table {table_id}")
-        player = args["player"]
-        try:
-            if op == "enter":
-                seat = args.get("seat")  # the seat they had at the table's last owner
-                table.seat(cmd.Join(player, args["role"], None if seat is None else int(seat)))
-                return {"data": table.snapshot_data(player)}
-            if op == "leave":
-                table.seat(cmd.Leave(player, args["role"]))
-            elif op == "drop":
-                table.seat(cmd.Drop(player, args["role"]))
-            elif op == "submit":
-                command = msgspec.convert(args["command"], cmd.PLAY_COMMANDS[args["kind"]])
-                reply = await table.submit(command)
-                return {"data": [msgspec.to_builtins(reply.refusal), reply.data]}
-        except IllegalAction as exc:
-            return {"error": msgspec.to_builtins(exc.refusal)}
-        return {"data": None}
-
-    async def ask(self, table_id: str, op: str, args: dict[str, Any]) -> Any:
-        """Run a player's command at the node that runs the table: its answer, or
-        ``IllegalAction`` (the table's refusal, or ``table_unavailable`` while the table
-        has no node or is moving to another)."""
-        for _ in range(3):
-            owner = self.owners.get(table_id)
-            if owner is None or owner.node_id == self.node_id:  # being taken: not yet ours
-                await asyncio.sleep(self.tick)
-                await self._refresh_owner(table_id)
-                continue
-            try:
-                answer = await self.rpc.call(
-                    owner.node_id, op, table_id, args, timeout=max(2.0, self.lease_seconds)
-                )
-            except NotOwner:
-                await self._refresh_owner(table_id)
-                continue
-            except RpcTimeout:
-                # The command reached the owner's queue and may have been carried out:
-                # the player learns which by sending it again as it was (a bet's id makes
-                # that safe), never by assuming it was refused.
-                raise IllegalAction(
-                    TABLE_UNAVAILABLE,
-                    "the table's node did not answer in time; the command may have been "
-                    "carried out: send it again as it was (the same bet_id) to learn its outcome",
-                    table_id,
-                ) from None
-            if "error" in answer:
-                raise IllegalAction.of(msgspec.convert(answer["error"], Refusal))
-            return answer["data"]
-        raise IllegalAction(
-            TABLE_UNAVAILABLE, "the table is moving to another node; try again", table_id
-        )
-
-    async def _refresh_owner(self, table_id: str) -> None:
-        with contextlib.suppress(RedisError, OSError):
-            owner = (await self.leases.owners()).get(table_id)
-            if owner is None:
-                self.owners.pop(table_id, None)
-            else:
-                self.owners[table_id] = owner
 
     def _moved(self, owners: dict[str, Owner]) -> None:
         """Seat this node's players again at each table that changed hands."""

@@ -205,7 +205,7 @@ class ClusterTable:
     async def _ask(self, op: str, args: dict[str, Any]) -> Any:
         """The owner's answer; ``IllegalAction(table_unavailable)`` when no node answers for
         the table in time (it is moving, or nobody runs it)."""
-        return await self.node.ask(self.id, op, args)
+        return await self.node.commands.ask(self.id, op, args)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
