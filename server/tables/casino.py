@@ -28,7 +28,7 @@ from server.stations.meters import station_player
 from server.stations.service import Stations
 from server.tables.clock import Clock
 from server.tables.games import table_game
-from server.tables.hooks import TableHooks
+from server.tables.hooks import Publish, TableHooks
 from server.tables.recovery import Recovered, recover_open_rounds
 from server.tables.runtime import TableRuntime
 from server.tables.viewers import Viewer
@@ -112,7 +112,7 @@ class Casino:
         ledger: Ledger,
         journal: Journal,
         *,
-        published: Callable[[int | None, str | None, bytes], object] | None = None,
+        published: Publish | None = None,
         viewers: dict[Viewer, str] | None = None,
     ) -> TableRuntime:
         """The table's runtime, numbering its rounds after the journal's last and starting a
@@ -210,7 +210,7 @@ class Casino:
         ledger: Ledger,
         journal: Journal,
         *,
-        published: Callable[[int | None, str | None, bytes], object] | None = None,
+        published: Publish | None = None,
         viewers: dict[Viewer, str] | None = None,
         start_after: float = 0.0,
     ) -> list[Recovered]:

@@ -17,7 +17,11 @@ from server.games.errors import Refusal
 from server.journal.journal import RoundStatus
 from server.tables.viewers import Fanout, deliver_each
 
-__all__ = ["TableHooks"]
+__all__ = ["Publish", "TableHooks"]
+
+# Each event as it goes out (seq, audience, frame) and each balance frame (None, the player,
+# frame): a cluster node publishes them to the other nodes' viewers.
+Publish = Callable[[int | None, str | None, bytes], object]
 
 
 def _open(kind: str, player_id: str) -> Refusal | None:
@@ -39,6 +43,5 @@ class TableHooks:
     round_finished: Callable[[RoundStatus], object] = _nothing
     # A round ended (its id, its status): the player stations meter it.
     round_ended: Callable[[str, RoundStatus], object] = _nothing
-    # Each event as it goes out (seq, audience, frame) and each balance frame (None, the
-    # player, frame): a cluster node publishes them to the other nodes' viewers.
-    published: Callable[[int | None, str | None, bytes], object] | None = None
+    # Each event and balance frame as it goes out: a cluster node's (``Publish``).
+    published: Publish | None = None
