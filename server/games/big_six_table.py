@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from server.games.big_six_wheel import BIG_SIX_PAYOUTS, BIG_SIX_SPOTS, BigSixRound, BigSixTable
+from server.games.chance import SpinRequest
 from server.games.round import RoundEngine
 from server.games.table import (
     NO_NUMBER,
     UNREGULATED_SEAT_LIMIT,
     BigSixWheelSpec,
+    Capabilities,
     GameEntry,
     ParSheetProvider,
     Randbelow,
@@ -57,4 +59,5 @@ GAME = GameEntry(
     par_sheet=ParSheetProvider(
         "Big Six Wheel, every wager of 619a.3 (exact)", "server.games.big_six_wheel"
     ),
+    capabilities=Capabilities(chance=(SpinRequest,)),
 )

@@ -2,9 +2,12 @@
 
 Every game package holds one ``GameEntry`` (registered in ``server/games/registry.py``): its
 name, its table adapter's factory, its seat limit (with the chapter's section) and its
-par-sheet provider. The adapter (a ``TableGame`` subclass) turns a table's settings into
-each round's engine and says what the table offers: spots, the rules text players read
-(58 Pa. Code 810a.3), progressive meters.
+par-sheet provider, and its ``Capabilities``: what chance its rounds ask (cards, a wheel, the
+hole card's range), whether players decide during a round, whether its progressive meters may
+be linked — declared, so that the devices (and anyone else) read them instead of probing the
+adapter. The adapter (a ``TableGame`` subclass) turns a table's settings into each round's
+engine and says what the table offers: spots, the rules text players read (58 Pa. Code
+810a.3), progressive meters.
 
 Sans-I/O like the engines: an adapter never draws. It declares the chance device it needs as
 data — ``ShoeSpec`` (a chapter's ``ShoeRules`` and deck count), ``RouletteWheelSpec`` or
@@ -21,12 +24,14 @@ from typing import Any, Protocol, cast
 
 from rng.shoe_rules import ShoeRules
 from rng.wheel_layouts import WheelType
+from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
 from server.games.money import odds_text
 from server.games.round import RoundEngine
 
 __all__ = [
     "UNREGULATED_SEAT_LIMIT",
     "BigSixWheelSpec",
+    "Capabilities",
     "ChanceDevice",
     "ChanceSpec",
     "ConfigError",
@@ -132,6 +137,35 @@ class ChanceDevice(Protocol):
     def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any: ...
 
 
+# --- what a game asks of its table, declared ---------------------------------------------------
+
+ChanceKind = type[CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a game's rounds ask of their table, declared in its ``GameEntry``:
+
+    - ``chance``: the kinds of chance its engines ask (``server.games.chance``):
+      ``CardRequest`` (cards: a virtual or card-reading shoe), ``SpinRequest`` (a wheel),
+      ``HoleRangeRequest`` (the hole card's range: a hole-card reader), ``MysteryHitRequest``
+      (a Must-Hit-By meter's hit value, never a device's);
+    - ``decisions``: players decide during a round (``DecisionRequest``: War, hit or stand);
+    - ``linked_meters``: its progressive meters may be shared by the tables of a link
+      (``progressive_link``; the adapter's ``linked_*`` methods).
+
+    The devices read ``chance`` to refuse a device its game cannot use; nothing probes an
+    adapter for a method to find out."""
+
+    chance: tuple[ChanceKind, ...] = ()
+    decisions: bool = False
+    linked_meters: bool = False
+
+    def asks(self, kind: type) -> bool:
+        """Whether the game's engines ask chance of ``kind``."""
+        return kind in self.chance
+
+
 # --- the adapter ------------------------------------------------------------------------------
 
 
@@ -191,6 +225,11 @@ class TableGame:
     def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
         return self.device.answer_from_record(kind, payload)
 
+    def hole_card_lamps(self) -> Mapping[str, str]:
+        """A game that asks the hole card's range (``HoleRangeRequest``): the colour of each
+        lamp of its table's hole-card reader -> the range it shows (685a.1); none otherwise."""
+        return {}
+
     def meter_state(self) -> dict[str, Any] | None:
         return None
 
@@ -249,12 +288,14 @@ Randbelow = Callable[[int], int]
 class GameEntry:
     """One game, as the registry holds it. ``build(settings, randbelow)`` makes the table's
     adapter, raising ``ConfigError`` for a bad option (``randbelow`` is the table's source,
-    for the Mystery Bonus's must-hit-by amount, 631b.6)."""
+    for the Mystery Bonus's must-hit-by amount, 631b.6). ``capabilities``: what its rounds ask
+    of the table (a game that declares none can have no devices)."""
 
     name: str
     build: Callable[[TableSettings, Randbelow], TableGame]
     seats: SeatLimit
     par_sheet: ParSheetProvider | None = None
+    capabilities: Capabilities = Capabilities()
 
 
 # --- reading options and writing rules text ---------------------------------------------------

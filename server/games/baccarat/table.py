@@ -12,7 +12,7 @@ from server.games.baccarat.config import Limits, TableConfig, Variant
 from server.games.baccarat.engine import BaccaratRound, Meters
 from server.games.baccarat.linked import LINKABLE, MYSTERY, UNREACHABLE, apply_ops, link_ops, relink
 from server.games.baccarat.paytables import HARMONY_RATES
-from server.games.chance import MysteryHitRequest
+from server.games.chance import CardRequest, MysteryHitRequest
 from server.games.progressives import (
     HEAVENLY_9_INCREMENT,
     HEAVENLY_9_SEED,
@@ -23,6 +23,7 @@ from server.games.round import RoundEngine
 from server.games.table import (
     NO_NUMBER,
     UNREGULATED_SEAT_LIMIT,
+    Capabilities,
     ConfigError,
     GameEntry,
     ParSheetProvider,
@@ -242,4 +243,5 @@ GAME = GameEntry(
         "Baccarat, every 631a/631b wager, variant and paytable (exact)",
         "server.games.baccarat.par_sheet",
     ),
+    capabilities=Capabilities(chance=(CardRequest, MysteryHitRequest), linked_meters=True),
 )

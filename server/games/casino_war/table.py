@@ -8,8 +8,10 @@ from typing import Any
 from rng.shoe_rules import CASINO_WAR
 from server.games.betting import Limits
 from server.games.casino_war.round import BOXES, PAYOUT_ODDS, CasinoWarRound, CasinoWarTable
+from server.games.chance import CardRequest
 from server.games.round import RoundEngine
 from server.games.table import (
+    Capabilities,
     ConfigError,
     GameEntry,
     ParSheetProvider,
@@ -76,4 +78,5 @@ GAME = GameEntry(
     par_sheet=ParSheetProvider(
         "Casino War, every wager of 651a (exact)", "server.games.casino_war.par_sheet"
     ),
+    capabilities=Capabilities(chance=(CardRequest,), decisions=True),
 )

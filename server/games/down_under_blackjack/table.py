@@ -10,6 +10,7 @@ from typing import Any
 from rng.cards import Card
 from rng.shoe_rules import DOWN_UNDER_BLACKJACK
 from server.games.betting import Limits
+from server.games.chance import CardRequest, HoleRangeRequest
 from server.games.down_under_blackjack.round import BOXES, DownUnderRound, DownUnderTable
 from server.games.down_under_blackjack.rules import (
     BLACKJACK_ODDS,
@@ -20,6 +21,7 @@ from server.games.down_under_blackjack.rules import (
 )
 from server.games.round import RoundEngine
 from server.games.table import (
+    Capabilities,
     ConfigError,
     GameEntry,
     ParSheetProvider,
@@ -66,6 +68,10 @@ class DownUnderBlackjackGame(TableGame):
         """The virtual Masque Card Reader: the range of the face-down card (685a.7(h))."""
         reading = HoleRange.of(card)
         return reading, {"range": reading.value}
+
+    def hole_card_lamps(self) -> Mapping[str, str]:
+        """The Masque Card Reader's lamps: colour -> the range it shows (685a.1)."""
+        return {colour: hole_range.value for hole_range, colour in self.table.lights.items()}
 
     def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
         if kind == "hole_range":
@@ -114,4 +120,5 @@ GAME = GameEntry(
         "match_the_dealer (exact), 685a",
         "server.games.down_under_blackjack.par_sheet",
     ),
+    capabilities=Capabilities(chance=(CardRequest, HoleRangeRequest), decisions=True),
 )

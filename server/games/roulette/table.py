@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from rng.wheel_layouts import WheelType
+from server.games.chance import SpinRequest
 from server.games.roulette.layout import PAYOUT_ODDS, WagerKind, placements
 from server.games.roulette.round import RouletteRound, RouletteTable
 from server.games.round import RoundEngine
 from server.games.table import (
     NO_NUMBER,
     UNREGULATED_SEAT_LIMIT,
+    Capabilities,
     ConfigError,
     GameEntry,
     ParSheetProvider,
@@ -97,4 +99,5 @@ GAME = GameEntry(
     par_sheet=ParSheetProvider(
         "Roulette, every wager of 617a.3 (exact)", "server.games.roulette.par_sheet"
     ),
+    capabilities=Capabilities(chance=(SpinRequest,)),
 )

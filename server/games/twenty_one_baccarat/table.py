@@ -7,9 +7,11 @@ from typing import Any
 
 from rng.shoe_rules import TWENTY_ONE_BACCARAT
 from server.games.betting import Limits
+from server.games.chance import CardRequest
 from server.games.money import PUSH
 from server.games.round import RoundEngine
 from server.games.table import (
+    Capabilities,
     ConfigError,
     GameEntry,
     ParSheetProvider,
@@ -101,4 +103,5 @@ GAME = GameEntry(
         "21 Baccarat, every wager and Bonus paytable of 681a (exact)",
         "server.games.twenty_one_baccarat.par_sheet",
     ),
+    capabilities=Capabilities(chance=(CardRequest,)),
 )
