@@ -12,7 +12,8 @@ are validated for the device's role and handed to the table that uses the device
 (``Listener``); the session and the last seq received are kept in the journal so a restarted
 server neither accepts an older session nor applies a message twice. A device of a vendor's
 protocol (``protocol = "cammegh"``) is served through its adapter instead of the link
-(``server.devices.adapters``): its lines become the same role messages.
+(``server.devices.adapters``): its lines become the same role messages. What the hub keeps
+of each device (its ``Channel``, its line) is ``server.devices.channels``.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import logging
 import ssl
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
-from server.devices.adapters import ADAPTERS, FRAMED, Adapter, Received
+from server.devices.adapters import ADAPTERS, FRAMED, Received
+from server.devices.channels import Channel, Listener, SerialLine, VendorLine
 from server.devices.frames import Corrupt, Frame, FrameDecoder
 from server.devices.handshake import (
     NOT_A_HELLO,
@@ -71,89 +72,6 @@ class _Garbage(Exception):
 
 def _state_owner(device_id: str) -> str:
     return f"device:{device_id}"
-
-
-class Listener(Protocol):
-    """The table a device serves (``TableDevices``), or a player station's service. One
-    that also has ``device_link(up, cause, session)`` is told when the device's link comes
-    up (a hello accepted: ``session``) and goes down (``cause``: ``connection`` when the
-    connection closed, ``heartbeat`` when the device fell silent)."""
-
-    def device_message(self, role: str, message: Any) -> None: ...
-
-
-@dataclass(frozen=True)
-class SerialLine:
-    """A device on a serial line (``[[devices]]`` ``serial``): opened at start, re-opened
-    after it fails; ``protocol`` the framed link or a vendor adapter's."""
-
-    device: str
-    port: str
-    baudrate: int = 9600
-    protocol: str = FRAMED
-
-
-@dataclass
-class VendorLine:
-    """A device served through its vendor's adapter: the line is up while well-formed lines
-    arrive, down after ``silence_limit`` without one."""
-
-    adapter: Adapter
-    silence_limit: float
-    writer: asyncio.StreamWriter | None = None
-    heard_at: float | None = None  # monotonic time of the last well-formed line
-
-    def up(self, now: float) -> bool:
-        return (
-            self.writer is not None
-            and self.heard_at is not None
-            and now - self.heard_at < self.silence_limit
-        )
-
-
-@dataclass
-class Channel:
-    """One configured device: its link (across connections) and what ``croupier devices``
-    shows of it."""
-
-    device: KnownDevice
-    table: str = ""
-    listener: Listener | None = None
-    link: Link | None = None
-    session: int | None = None
-    writer: asyncio.StreamWriter | None = None
-    last_heard: float | None = None  # wall-clock time of the last valid frame
-    connections: int = 0
-    dropped: dict[str, int] = field(default_factory=dict)
-    backlog: list[bytes] = field(default_factory=list)  # sent before the device ever connected
-    faults: list[str] = field(default_factory=list)
-    transport: str = "tcp"  # tcp, tls, or serial:PORT
-    vendor: VendorLine | None = None  # a device of a vendor's protocol
-    reported_up: bool = False  # what the listener was last told of the link
-
-    @property
-    def up(self) -> bool:
-        if self.vendor is not None:
-            return self.vendor.up(time.monotonic())
-        return self.writer is not None and self.link is not None and self.link.up
-
-    def count(self, reason: str) -> None:
-        self.dropped[reason] = self.dropped.get(reason, 0) + 1
-
-    def status(self) -> dict[str, Any]:
-        return {
-            "id": self.device.id,
-            "role": self.device.role,
-            "table": self.table,
-            "transport": self.transport,
-            "link": "up" if self.up else "down",
-            "session": self.session,
-            "last_heard": self.last_heard,
-            "connections": self.connections,
-            "unacked": self.link.unacked if self.link is not None else len(self.backlog),
-            "dropped": dict(self.dropped),
-            "faults": list(self.faults),
-        }
 
 
 class DeviceHub:
