@@ -1,7 +1,8 @@
-"""The table runtime: one asyncio task per table owns its engine and serialises its input.
-
-It answers the engine's chance requests from ``rng`` (journaling every card and wheel result
-before it is revealed), runs the betting window and decision deadlines from an injected
-clock, moves money through the ledger, and fans events out to viewers through per-viewer
-views.
+"""The table runtime: one asyncio task per table performs what its sans-I/O core
+(``server.core``) says, in order — writes awaited on the stores' writer threads, chance
+answered from ``rng`` or the table's devices (every card and wheel result journaled before
+it is revealed), deadlines from an injected clock, events encoded once and handed to the
+fan-out. Each runtime is given its hooks at construction (``hooks.py``); the casino runs
+every table of the process; the floor is what a player's connection meets. Nothing here
+chooses a store, a device or a cluster: the composition root (``server.app``) does.
 """
