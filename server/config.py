@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from server.devices.adapters import ADAPTERS, FRAMED, adapter_role
-from server.devices.messages import ROLES
+from server.devices.roles import ROLES, device_role
 from server.devices.serial_port import check_port_name
 from server.devices.tls import server_context
 from server.games.registry import GAMES
@@ -252,7 +252,7 @@ def _device(where: str, raw: Any, base: Path | None) -> DeviceSettings:
         raise ConfigError(f"{where}: id must be 1-64 letters, digits or '_.:-', not {device_id!r}")
     where = f"{where} (device {device_id})"
     role = raw.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:
         raise ConfigError(f"{where}: role must be one of {', '.join(ROLES)}, not {role!r}")
     serial, baudrate = _serial_line(where, raw)
     tables, seat = _station_seat(where, role, raw)
@@ -521,8 +521,8 @@ def _check_devices(source: str, tables: tuple[TableSettings, ...], devices: tupl
             if device_id in used:
                 raise ConfigError(f"{where}: {device_id} already serves table {used[device_id]}")
             used[device_id] = table.id
-            if role == "station":
-                raise ConfigError(f"{where}: a station names its tables itself ([[devices]] tables)")  # fmt: skip  # noqa: E501
+            if not device_role(role).serves_table:
+                raise ConfigError(f"{where}: a {role} names its tables itself ([[devices]] tables)")  # fmt: skip  # noqa: E501
     by_table = {t.id: t for t in tables}
     seats: dict[tuple[str, int], str] = {}
     for device in devices:

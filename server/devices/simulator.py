@@ -262,7 +262,7 @@ class SimulatedDevice:
         try:
             hello = Hello(
                 device=self.id,
-                role=self.role,  # type: ignore[arg-type]
+                role=self.role,
                 session=self.session,
                 last_acked=self.link.received,
                 vendor="croupier simulator",

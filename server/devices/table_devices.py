@@ -4,6 +4,8 @@ messages, the table's chance requests and the table's clock.
 ``TableStores`` hands it the chance requests its devices answer (``answers``); ``answer``
 resolves once the dealer answers — a record, a ``Hold`` (the core asks again), ``Irregular``
 — or with the virtual shoe's or wheel's answer when the dealer says ``VIRTUAL``.
+``table_dealer`` makes a table's dealer from its settings, its game's declared capabilities
+(``server.games.registry``) and the registered roles.
 """
 
 from __future__ import annotations
@@ -14,18 +16,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from rng.wheels import BIG_SIX_WHEEL, RouletteWheel
 from server.core import effects as fx
 from server.core.clock import Clock
 from server.devices.dealing import Answer, DealerSettings, DeviceDealer, Log, Send, TableAction
 from server.devices.hub import DeviceHub
-from server.games.table import (
-    BigSixWheelSpec,
-    ConfigError,
-    RouletteWheelSpec,
-    ShoeSpec,
-    TableSettings,
-)
+from server.devices.roles import UnknownRole, device_role
+from server.games.registry import capabilities
+from server.games.table import ConfigError, TableGame, TableSettings
 
 __all__ = ["TableDevices", "table_dealer"]
 
@@ -113,34 +110,24 @@ class TableDevices:
                 self._perform(self.dealer.tick(self.clock.now()))
 
 
-def table_dealer(settings: TableSettings, game: Any, dealer_settings: DealerSettings) -> DeviceDealer:  # fmt: skip  # noqa: E501
-    """The ``DeviceDealer`` of a table with devices; ``ConfigError`` for a device its game
-    cannot use (a card source at a wheel, a hole-card reader away from Down Under)."""
-    spec = getattr(game, "chance", None)
-    roles = settings.devices
+def table_dealer(settings: TableSettings, game: TableGame, dealer_settings: DealerSettings) -> DeviceDealer:  # fmt: skip  # noqa: E501
+    """The ``DeviceDealer`` of a table with devices; ``ConfigError`` for a role nobody
+    registered or a device its game cannot use (each role reads what the game declares it
+    asks: a card source needs cards, a wheel a spin, a hole-card reader the hole card's
+    range), and for devices that answer none of its chance (a dealer console alone)."""
     where = f"table {settings.id} ({settings.game}): devices"
-    if "card_source" in roles and not isinstance(spec, ShoeSpec):
-        raise ConfigError(f"{where}: a card_source deals cards; this game spins a wheel")
-    if "wheel" in roles and not isinstance(spec, RouletteWheelSpec | BigSixWheelSpec):
-        raise ConfigError(f"{where}: a wheel spins; this game deals cards")
-    lights: dict[str, str] = {}
-    if "hole_card_reader" in roles:
-        table = getattr(game, "table", None)
-        if not hasattr(game, "read_hole") or table is None:
-            raise ConfigError(f"{where}: a hole_card_reader serves Down Under Blackjack only")
-        lights = {colour: hole_range.value for hole_range, colour in table.lights.items()}
-    if set(roles) == {"dealer_console"}:
-        raise ConfigError(f"{where}: a dealer_console serves a table with another device")
-    results: dict[str, str | int] = {}
-    if isinstance(spec, RouletteWheelSpec):
-        results = {p.label: p.label for p in RouletteWheel(spec.wheel_type).pockets}
-    elif isinstance(spec, BigSixWheelSpec):
-        results = {str(n): n for n in range(len(BIG_SIX_WHEEL.sections))}
-    return DeviceDealer(
-        settings.id,
-        roles,
-        decks=spec.decks if isinstance(spec, ShoeSpec) else None,
-        wheel_results=results,
-        lights=lights,
-        settings=dealer_settings,
-    )
+    asked = capabilities(settings.game)
+    options: dict[str, Any] = {}
+    roles = []
+    for name in settings.devices:
+        try:
+            role = device_role(name)
+        except UnknownRole as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        if role.dealer is None or not role.serves_table:
+            raise ConfigError(f"{where}: a {name} serves no table's chance (it names its tables itself)")  # fmt: skip  # noqa: E501
+        options.update(role.dealer.options(where, game, asked))
+        roles.append(role)
+    if roles and not any(role.answers for role in roles):
+        raise ConfigError(f"{where}: a {roles[0].name} serves a table with another device")
+    return DeviceDealer(settings.id, settings.devices, settings=dealer_settings, **options)
