@@ -10,15 +10,21 @@ memory only) so that a power loss resumes its session, and injects the faults of
 the device reports (misread, double read, missing card, a card drawn before no more bets,
 wheel jam, ball not sensed, result out of range, game number jump, wrong or no lamp, power
 loss, door open, tilt); on demand, ``disconnect`` and ``go_silent`` (frozen, the connection
-kept open: the server's silence limit) until ``wake``. A subclass adds a role
-(``server.devices.station_simulator``) through ``_answer``, ``_welcomed``, ``_memory`` and
-``_restore``.
+kept open: the server's silence limit) until ``wake``.
+
+What a device of each role does is its role's simulator, a subclass named by the role's
+registration (``DeviceRole.simulator``: ``server/devices/simulated/``): ``SimulatedDevice(id,
+role, …)`` makes one of it. A subclass adds a role through ``_start`` (its state),
+``remembered`` (what of it the non-volatile memory keeps), ``_answer`` (the server's
+commands), ``_welcomed``, ``_memory`` and ``_restore``; ``server.devices.station_simulator``
+is a station's, with a constructor of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import random
 import ssl
@@ -27,45 +33,60 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from rng.cards import ALL_CARDS, Card
-from rng.wheel_layouts import WheelType, wheel_pockets
-from rng.wheels import BIG_SIX_WHEEL
 from server.devices.frames import Frame, FrameDecoder
 from server.devices.link import Delivered, Link
 from server.devices.messages import (
-    Arm,
-    CardRead,
-    ConsoleAction,
     DeviceFault,
-    ExpectCards,
     Hello,
-    HoleLamp,
-    Prompt,
     Refused,
-    Restart,
-    ShoeState,
-    StartSpin,
-    WheelResult,
-    WheelWarning,
     decode_to_device,
     decode_welcome_or_refused,
     encode_message,
 )
+from server.devices.roles import UnknownRole, device_role, registered
 from server.devices.serial_port import open_serial_connection
-from server.games.down_under_blackjack.rules import DEFAULT_LIGHTS, HoleRange
 
 __all__ = ["ROLE_NAMES", "DeviceRefused", "Faults", "SimulatedDevice"]
 
-# ``--role`` as the command line spells it -> the protocol's role.
-ROLE_NAMES = {
-    "shoe": "card_source",
-    "reader": "hole_card_reader",
-    "wheel": "wheel",
-    "console": "dealer_console",
-    "station": "station",
-}
+# ``--role`` as the command line spells it -> the protocol's role (the built-in roles; any
+# registered role's short name is taken too).
+ROLE_NAMES = {role.short: role.name for role in registered()}
+
+
+def _simulator_of(role: str) -> type[SimulatedDevice]:
+    """The simulator class of ``role`` (its name or short name): the one its registration
+    names, or the bare device for a role without one or nobody registered (a test of what
+    the server refuses)."""
+    try:
+        declared = device_role(role)
+    except UnknownRole:
+        return SimulatedDevice
+    if declared.simulator is None:
+        return SimulatedDevice
+    module, _, name = declared.simulator.partition(":")
+    simulator: type[SimulatedDevice] = getattr(importlib.import_module(module), name)
+    return simulator
+
+
+_MIXED: dict[tuple[type, type], type] = {}
+
+
+def _with_role(cls: type[SimulatedDevice], role: str) -> type[SimulatedDevice]:
+    """``cls`` (``SimulatedDevice``, or a subclass that takes its role as an argument, as a
+    test's recording device) with the simulator of ``role``: the simulator itself, or a
+    class of both (``cls`` first, so what it overrides wraps the role's behaviour)."""
+    simulator = _simulator_of(role)
+    if issubclass(cls, simulator):
+        return cls
+    if cls is SimulatedDevice:
+        return simulator
+    mixed = _MIXED.get((cls, simulator))
+    if mixed is None:
+        body = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        mixed = _MIXED[(cls, simulator)] = type(cls.__name__, (cls, simulator), body)
+    return mixed
 
 
 async def received_until(
@@ -131,6 +152,22 @@ class Faults:
 
 
 class SimulatedDevice:
+    """One simulated device: its link, its transport, its byte-level faults and its
+    non-volatile memory. ``SimulatedDevice(id, role, …)`` is the simulator of ``role``;
+    ``decks``, ``wheel``, ``table``, ``decide`` and ``staff`` are what a role's simulator
+    reads (a shoe's decks, a wheel's type, a console's table and decisions)."""
+
+    # The role a subclass simulates (each role's simulator, a station's); None: the class
+    # takes its role as its second argument, and is made that role's simulator.
+    simulates: ClassVar[str | None] = None
+    # The role's own attributes kept in non-volatile memory (a shoe's count, a wheel's game).
+    remembered: ClassVar[tuple[str, ...]] = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> SimulatedDevice:
+        if cls.simulates is not None:
+            return super().__new__(cls)
+        return super().__new__(_with_role(cls, args[1] if len(args) > 1 else kwargs["role"]))
+
     def __init__(
         self,
         device_id: str,
@@ -153,7 +190,11 @@ class SimulatedDevice:
         baudrate: int = 9600,
         tls: ssl.SSLContext | None = None,
     ) -> None:
-        self.id, self.role, self.key = device_id, ROLE_NAMES.get(role, role), key
+        self.id, self.key = device_id, key
+        try:
+            self.role = device_role(role).name
+        except UnknownRole:
+            self.role = role  # the server refuses its hello
         self.host, self.port = host, port
         # The transport: a serial line (a device path or socket://HOST:PORT) instead of TCP to
         # host:port, or TLS on that TCP connection.
@@ -167,23 +208,22 @@ class SimulatedDevice:
         self.session = time.time_ns() // 1000  # higher than any earlier one of this device
         self.link = Link(time.monotonic(), key=key)
         self.steps = 0  # messages sent
-        self.count = 0  # the shoe's count of cards drawn
-        self.game = 0  # the wheel's game number
-        self.shoe: list[Card] = []
-        self.prompts: list[Prompt] = []
+        self.prompts: list[Any] = []  # what the server told staff (a console's)
         self.commands: list[Any] = []
         self.connected = asyncio.Event()
         self._writer: asyncio.StreamWriter | None = None
         self._held_back: bytes | None = None
         self._fired: set[str] = set()
-        self._early: asyncio.TimerHandle | None = None
-        self._tried: set[str] = set()
         # ``go_silent``: the device freezes (sends nothing, reads nothing, keeps its
         # connection) until ``wake``.
         self.silent = False
         self._awake = asyncio.Event()
         self._awake.set()
+        self._start()
         self._load()
+
+    def _start(self) -> None:
+        """The role's own state, before the non-volatile memory is read (a subclass's)."""
 
     # --- non-volatile memory -------------------------------------------------------------------
 
@@ -194,7 +234,9 @@ class SimulatedDevice:
 
     def _restore(self, saved: dict[str, Any]) -> None:
         """Take back what ``_memory`` kept (a subclass adds its own)."""
-        self.session, self.count, self.game = saved["session"], saved["count"], saved["game"]
+        self.session = saved["session"]
+        for name in self.remembered:
+            setattr(self, name, saved.get(name, getattr(self, name)))
         self.steps = saved.get("steps", 0)
         self._fired = set(saved.get("fired", []))
         self.link.restore_memory(saved["link"])
@@ -202,9 +244,8 @@ class SimulatedDevice:
     def _memory(self) -> dict[str, Any]:
         """What the device keeps in non-volatile memory (JSON; a subclass adds its own)."""
         return {
+            **{name: getattr(self, name) for name in self.remembered},
             "session": self.session,
-            "count": self.count,
-            "game": self.game,
             "steps": self.steps,
             "fired": sorted(self._fired),
             "link": self.link.memory(),
@@ -425,99 +466,8 @@ class SimulatedDevice:
             writer.write(self._held_back)
             self._held_back = None
 
-    # --- what each role does -------------------------------------------------------------------
+    # --- what the role does -------------------------------------------------------------------
 
     def _answer(self, command: Any) -> None:
-        if isinstance(command, ExpectCards):
-            self._draw(command)
-        elif isinstance(command, StartSpin | Restart):
-            self._spin(command.round)
-        elif isinstance(command, Arm):
-            self._lamp(command)
-        elif isinstance(command, Prompt):
-            self.prompts.append(command)
-            self.out(f"{self.id}: {command.text}")
-            if self.role == "dealer_console":
-                self._console(command)
-
-    def _next_card(self) -> str:
-        if self.script:
-            return self.script.popleft()
-        if not self.shoe:
-            self.shoe = [card for card in ALL_CARDS for _ in range(self.decks)]
-            self.random.shuffle(self.shoe)
-            self.count = 0
-            self.send(ShoeState(state="inserted"))  # a new shoe: its count starts again
-        return self.shoe.pop().code
-
-    def _draw(self, expect: ExpectCards) -> None:
-        faults, rnd = self.faults, self.random
-        if faults.missing and rnd.random() < faults.missing:
-            self._next_card()
-            self.count += 1  # a card left the shoe unread
-        card = self._next_card()
-        self.count += 1
-        shown = "ZZ" if faults.misread and rnd.random() < faults.misread else card
-        read = CardRead(card=shown, count=self.count, round=expect.round)
-        self.send(read)
-        if faults.double_read and rnd.random() < faults.double_read:
-            self.send(read)
-        if faults.early and self._early is None:
-            loop = asyncio.get_running_loop()
-            self._early = loop.call_later(faults.early_after, self._maybe_early)
-
-    def _maybe_early(self) -> None:
-        """A card drawn while the next round's betting is still open ("game before time")."""
-        self._early = None
-        if self.random.random() < self.faults.early:
-            card = self._next_card()  # first: a new shoe starts the count again
-            self.count += 1
-            self.send(CardRead(card=card, count=self.count, round=""))
-
-    def _results(self) -> list[str]:
-        if self.wheel == "big_six":
-            return [str(n) for n in range(len(BIG_SIX_WHEEL.sections))]
-        return [p.label for p in wheel_pockets(WheelType(self.wheel))]
-
-    def _spin(self, round_id: str) -> None:
-        faults, rnd = self.faults, self.random
-        if faults.jam and rnd.random() < faults.jam:
-            return  # the ball never drops: no result
-        if faults.not_sensed and rnd.random() < faults.not_sensed:
-            self.send(WheelWarning(round=round_id, warning="ball_not_sensed"))
-            return
-        self.game += 7 if faults.game_jump and rnd.random() < faults.game_jump else 1
-        result = self.script.popleft() if self.script else rnd.choice(self._results())
-        if faults.out_of_range and rnd.random() < faults.out_of_range:
-            result = "99"
-        self.send(WheelResult(round=round_id, game=self.game, result=result))
-
-    def _lamp(self, arm: Arm) -> None:
-        faults, rnd = self.faults, self.random
-        if faults.no_lamp and rnd.random() < faults.no_lamp:
-            lamp = "none"
-        else:
-            actual = HoleRange.of(Card.parse(arm.card)) if arm.card else rnd.choice(list(HoleRange))  # fmt: skip  # noqa: E501
-            if faults.wrong_lamp and rnd.random() < faults.wrong_lamp:
-                actual = rnd.choice([r for r in HoleRange if r is not actual])
-            lamp = DEFAULT_LIGHTS[actual]
-        self.send(HoleLamp(round=arm.round, lamp=lamp))
-
-    def _console(self, prompt: Prompt) -> None:
-        """Decide a hold by the first of ``decide`` it offers (two people sign); after a
-        refusal, by the next one."""
-        if not prompt.text.startswith("refused"):
-            self._tried = set()
-        for action in self.decide:
-            if action in prompt.options and action not in self._tried:
-                self._tried.add(action)
-                dealer, supervisor = self.staff
-                self.send(
-                    ConsoleAction(
-                        action=action,  # type: ignore[arg-type]
-                        table=self.table or prompt.table,
-                        dealer=dealer,
-                        supervisor=supervisor,
-                    )
-                )
-                return
+        """A command from the server: the role's simulator acts on it (the bare device
+        only keeps it, in ``commands``)."""

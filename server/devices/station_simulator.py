@@ -71,6 +71,8 @@ class StationSimulator(SimulatedDevice):
     ticket fails to print, out of paper), ``stack_fail`` (a bill or ticket the server
     accepts cannot be stacked and is returned)."""
 
+    simulates = "station"
+
     def __init__(
         self,
         device_id: str,

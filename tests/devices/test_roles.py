@@ -6,7 +6,9 @@ the hub and a simulated device on real TCP, with no other file changed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,11 +16,12 @@ from typing import Any
 import pytest
 
 from rng.sources import HmacDrbgSource
-from server.core.effects import Decided, Irregular
+from server.core.effects import Chance, Decided, Irregular
 from server.devices import message_types, roles
 from server.devices.dealing import Answer, DealerSettings, DeviceDealer, Send
 from server.devices.frames import encode_frame
 from server.devices.handshake import INVALID_HELLO, DeviceSessions, KnownDevice, Refusal
+from server.devices.hub import DeviceHub
 from server.devices.message_types import Message, RoundId
 from server.devices.messages import (
     FROM_DEVICE,
@@ -33,7 +36,7 @@ from server.devices.messages import (
 from server.devices.roles import DeviceRole, RoleDealer, UnknownRole, device_role
 from server.devices.roles.base import Pending
 from server.devices.simulator import SimulatedDevice
-from server.devices.table_devices import table_dealer
+from server.devices.table_devices import TableDevices, table_dealer
 from server.games import registry
 from server.games.table import Capabilities, ConfigError, GameEntry, SeatLimit, TableSettings
 from server.tables.games import build_game
@@ -213,7 +216,7 @@ def test_a_role_name_or_message_type_taken_is_refused() -> None:
 def test_the_dealer_and_the_table_devices_name_no_role() -> None:
     """The per-role branches are gone: the dealer, the table's devices and the codec find
     each role in the registry."""
-    for name in ("dealing.py", "table_devices.py", "hub.py"):
+    for name in ("dealing.py", "table_devices.py", "hub.py", "simulator.py"):
         text = (DEVICES / name).read_text()
         for role in ("hole_card_reader", '"wheel"', "read_hole", "hasattr"):
             assert role not in text, (name, role)
@@ -287,3 +290,43 @@ def test_a_toy_role_is_configured_from_what_the_game_declares(toy: DeviceRole) -
     bac = TableSettings("b1", "B", "baccarat", devices={"toy_tosser": "coin-1"})
     with pytest.raises(ConfigError, match="a toy_tosser tosses coins; this game asks none"):
         table_dealer(bac, build_game(bac, HmacDrbgSource("b")), DealerSettings())
+
+
+class LoopClock:
+    def now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    async def sleep_until(self, deadline: float) -> None:
+        await asyncio.sleep(max(0.0, deadline - self.now()))
+
+
+@contextlib.asynccontextmanager
+async def hub_with(*devices: KnownDevice) -> AsyncIterator[DeviceHub]:
+    hub = DeviceHub(devices, host="127.0.0.1", port=0, heartbeat_every=0.2, silence_limit=2.0)
+    await hub.start()
+    try:
+        yield hub
+    finally:
+        await hub.stop()
+
+
+def test_a_toy_roles_simulator_answers_a_table_over_tcp(toy: DeviceRole) -> None:
+    async def scenario() -> None:
+        async with hub_with(KnownDevice("coin-1", "toy_tosser", KEY)) as hub:
+            dealer = DeviceDealer("coin", {"toy_tosser": "coin-1"}, faces=("heads", "tails"))
+            table = TableDevices(dealer, hub, LoopClock())
+            coin = SimulatedDevice("coin-1", "tosser", KEY, "127.0.0.1", hub.port, script=["tails"])  # fmt: skip  # noqa: E501
+            assert isinstance(coin, SimulatedTosser) and coin.role == "toy_tosser"
+            stop = asyncio.Event()
+            running = asyncio.create_task(coin.run(stop))
+            try:
+                await asyncio.wait_for(coin.connected.wait(), 5)
+                answer = await asyncio.wait_for(table.answer(Chance(Toss(), round_id="coin.1")), 5)  # type: ignore[arg-type]  # fmt: skip
+                assert answer == Tossed("tails", "coin-1")
+                assert coin.commands == [TossNow(round="coin.1")]
+            finally:
+                table.stop()
+                stop.set()
+                await running
+
+    asyncio.run(scenario())
