@@ -19,6 +19,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from server.devices.roles import registered
+
 __all__ = ["register"]
 
 
@@ -44,9 +46,9 @@ def register(commands: Any) -> None:
         "welcome, prints the tickets the server asks for, and plays the station options "
         "below on a timeline, in seconds after it first connected. Runs until interrupted.",
     )
-    sim.add_argument(
-        "--role", required=True, choices=["shoe", "reader", "wheel", "console", "station"]
-    )
+    # Every registered role's short name (server/devices/roles/): a new role is offered here
+    # without a change to this file.
+    sim.add_argument("--role", required=True, choices=[r.short for r in registered()])
     sim.add_argument("--device-id", help="the device's id (not for --protocol cammegh)")
     sim.add_argument("--server", help="HOST:PORT of the server's [device_link] (or --serial)")
     sim.add_argument(
