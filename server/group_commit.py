@@ -379,12 +379,13 @@ class GroupCommitWriter(Generic[C]):
         return exc if verdict is Verdict.REFUSAL else self._backend.storage_error(exc, verdict)
 
     def _resolve(self, writes: list[_Write], outcomes: list[_Outcome]) -> None:
+        # Counted first: whoever awaits a write may read the count as soon as it resolves.
+        self.writes += len(writes)
         for write, (ok, value) in zip(writes, outcomes, strict=True):
             if ok:
                 write.future.set_result(value)
             else:
                 write.future.set_exception(value)
-        self.writes += len(writes)
 
     def _fail_everything(self, group: list[_Write], exc: BaseException) -> None:
         """The writer cannot go on: fail what it holds and everything queued, and refuse
