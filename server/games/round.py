@@ -18,6 +18,8 @@ requests; each call returns the events it caused, in order, or raises ``IllegalA
             events = round.provide_mystery_hit(value)   # journaled first, never sent
         elif isinstance(request, DecisionRequest):
             events = round.decide(player_id, decision)  # or round.time_out(player_id)
+        else:                                           # any other kind of chance, declared
+            events = round.provide(request, answer)     # with its game (ChanceEngine)
     # the last events include WagerSettled for every wager and RoundSettled
 
 Events are the shared ones of ``server.games.events`` plus each game's own frozen event
@@ -33,10 +35,18 @@ from enum import Enum
 from typing import Any, Protocol
 
 from rng.cards import Card
-from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
+from server.games.chance import ChanceRequest
 from server.games.wagers import Wager
 
-__all__ = ["DecidingEngine", "DecisionRequest", "Phase", "Request", "RoundEngine", "WheelEngine"]
+__all__ = [
+    "ChanceEngine",
+    "DecidingEngine",
+    "DecisionRequest",
+    "Phase",
+    "Request",
+    "RoundEngine",
+    "WheelEngine",
+]
 
 
 class Phase(Enum):
@@ -62,7 +72,8 @@ class DecisionRequest:
     default: str
 
 
-Request = CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest | DecisionRequest
+Request = ChanceRequest | DecisionRequest
+"""What ``pending()`` asks: a kind of chance (``server.games.chance``) or a player's decision."""
 
 
 class RoundEngine(Protocol):
@@ -91,6 +102,15 @@ class WheelEngine(RoundEngine, Protocol):
     label for roulette, a section index for the Big Six Wheel)."""
 
     def provide_spin(self, result: Any) -> Sequence[object]: ...
+
+
+class ChanceEngine(RoundEngine, Protocol):
+    """A round that asks a kind of chance the table answers through the generic path (a
+    ``ChanceRequest`` its game declares, no card, wheel, hole-card range or Mystery hit)."""
+
+    def provide(self, request: ChanceRequest, answer: Any) -> Sequence[object]:
+        """The answer to ``request`` (the ``pending()`` one), read from its journal record
+        (``request.read``): the events it causes."""
 
 
 class DecidingEngine(RoundEngine, Protocol):

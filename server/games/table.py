@@ -24,7 +24,7 @@ from typing import Any, Protocol, cast
 
 from rng.shoe_rules import ShoeRules
 from rng.wheel_layouts import WheelType
-from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
+from server.games.chance import ChanceRequest
 from server.games.money import odds_text
 from server.games.round import RoundEngine
 
@@ -139,7 +139,7 @@ class ChanceDevice(Protocol):
 
 # --- what a game asks of its table, declared ---------------------------------------------------
 
-ChanceKind = type[CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest]
+ChanceKind = type[ChanceRequest]
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,8 @@ class Capabilities:
     - ``chance``: the kinds of chance its engines ask (``server.games.chance``):
       ``CardRequest`` (cards: a virtual or card-reading shoe), ``SpinRequest`` (a wheel),
       ``HoleRangeRequest`` (the hole card's range: a hole-card reader), ``MysteryHitRequest``
-      (a Must-Hit-By meter's hit value, never a device's);
+      (a Must-Hit-By meter's hit value, never a device's), or a kind the game declares in
+      its own package (a ``ChanceRequest`` subclass: drawn virtually, or a role's device);
     - ``decisions``: players decide during a round (``DecisionRequest``: War, hit or stand);
     - ``linked_meters``: its progressive meters may be shared by the tables of a link
       (``progressive_link``; the adapter's ``linked_*`` methods).
@@ -173,13 +174,14 @@ class TableGame:
     """One table's game, the base of every game package's adapter. Subclasses set ``game``,
     ``variant``, ``automated``, ``boxed`` and ``chance`` and implement ``new_round``,
     ``sample_spots`` and ``rules``; games with progressive meters override the meter methods.
-    Chance answers go to the device the runtime bound (``bind_chance``)."""
+    Chance answers go to the device the runtime bound (``bind_chance``); ``chance`` None: the
+    game needs no shoe or wheel (only the kinds of chance it declares, drawn virtually)."""
 
     game: str
     variant: str
     automated: bool = False
     boxed: bool = False  # a seat is a betting box: a player bets in their own box only
-    chance: ChanceSpec
+    chance: ChanceSpec | None
     _device: ChanceDevice | None = None
 
     def bind_chance(self, device: ChanceDevice) -> None:
