@@ -13,9 +13,12 @@ every field here is the JSON key it was stored under.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
+
+if TYPE_CHECKING:
+    from server.games.chance import ChanceRequest
 
 __all__ = [
     "RECORD_TYPES",
@@ -24,6 +27,7 @@ __all__ = [
     "BetRefused",
     "Cancel",
     "CardDrawn",
+    "ChanceAnswered",
     "Closed",
     "Decision",
     "Held",
@@ -36,6 +40,7 @@ __all__ = [
     "StaffDecision",
     "Timeout",
     "Voided",
+    "answered",
     "payload_of",
     "record_from",
 ]
@@ -119,6 +124,34 @@ class HoleRangeRead(Record, frozen=True, kw_only=True, tag="hole_range"):
     lamp: str | None = None  # the lamp it lit
 
 
+class ChanceAnswered(Record, frozen=True, kw_only=True, tag="chance"):
+    """The answer to a kind of chance a game declares (``server.games.chance.ChanceRequest``:
+    every kind but a card, a wheel result, the hole card's range and a Mystery hit, which have
+    records of their own): the kind's name (``chance``), the answer as the kind writes it
+    (``answer``), and the virtual device's draw that chose it (``bound``, ``value``) or the
+    device that gave it. Journaled before the engine — or anyone — sees it."""
+
+    chance: str
+    answer: Any
+    bound: int | None = None
+    value: int | None = None
+    device: str | None = None
+
+
+def answered(
+    request: ChanceRequest,
+    answer: Any,
+    *,
+    device: str | None = None,
+    bound: int | None = None,
+    value: int | None = None,
+) -> ChanceAnswered:
+    """The journal record of ``answer`` to ``request`` (a device's, or the virtual draw's)."""
+    return ChanceAnswered(
+        chance=request.kind, answer=request.write(answer), bound=bound, value=value, device=device
+    )
+
+
 class Held(Record, frozen=True, kw_only=True, tag="held"):
     """The table stopped for a device: an impossible or missing read, a wheel that gives no
     result, a wrong hole-card lamp; ``options``: what the dealer and supervisor may decide."""
@@ -183,6 +216,7 @@ RECORD_TYPES: Final[Mapping[str, type[Record]]] = {
         Spin,
         HoleRangeRead,
         MysteryHit,
+        ChanceAnswered,
         Held,
         StaffDecision,
         Decision,
