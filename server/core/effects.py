@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
+from server.games.chance import ChanceRequest
 from server.games.errors import Refusal
 from server.journal.records import Opened, Record, Settled, Voided
 from server.wallet.ledger import Transfer
@@ -185,12 +185,13 @@ class NewShoe:
 class Chance:
     """Answer an engine's chance request from the table's source (the virtual shoe or wheel,
     a device): the answer is the journal ``Record`` of the outcome (``CardDrawn``, ``Spin``,
-    ``HoleRangeRead``, ``MysteryHit``), which the core journals before the engine — or
-    anyone — sees it. A device may first answer ``Held`` (the table is on hold until staff
-    decide: the core journals it, shows it and asks again), then ``Decided`` or
-    ``Irregular``. ``hole`` is the face-down card a hole-card reader reads."""
+    ``HoleRangeRead``, ``MysteryHit``; ``ChanceAnswered`` for any other kind a game declares),
+    which the core journals before the engine — or anyone — sees it. A device may first
+    answer ``Held`` (the table is on hold until staff decide: the core journals it, shows it
+    and asks again), then ``Decided`` or ``Irregular``. ``hole`` is the face-down card a
+    hole-card reader reads."""
 
-    request: CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest | NewShoe
+    request: ChanceRequest | NewShoe
     hole: str | None = None
     round_id: str = ""  # the round it is for (for ``NewShoe``, the round about to open)
 

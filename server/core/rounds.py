@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, cast
 from server.core.effects import Post
 from server.core.money import settle_key, settlement_transfers
 from server.core.views import event_name
+from server.games.chance import ChanceRequest
 from server.games.events import WagerSettled
-from server.games.round import DecidingEngine, RoundEngine, WheelEngine
+from server.games.round import ChanceEngine, DecidingEngine, RoundEngine, WheelEngine
 from server.games.wagers import Wager
 from server.journal import records as rec
 from server.wallet.ledger import HOUSE, Transfer, player_account
@@ -82,7 +83,19 @@ def apply_record(game: TableGame, engine: RoundEngine, record: rec.Record) -> Se
             return engine.void(reason)
         case rec.Opened() | rec.Settled() | rec.Held() | rec.StaffDecision():
             return ()  # the round's frame, and the audit of device holds: nothing to play
+        case rec.ChanceAnswered(chance=kind, answer=data):
+            return _provide(engine, kind, data)
     raise ValueError(f"round {engine.round_id}: cannot apply {record!r}")
+
+
+def _provide(engine: RoundEngine, kind: str, data: Any) -> Sequence[object]:
+    """Any other kind of chance a game declares: the answer to the request the round asks
+    now, read as the request's kind reads it (``ValueError`` for a journal that answers
+    another kind, or with something that cannot answer it)."""
+    request = engine.pending()
+    if not isinstance(request, ChanceRequest) or request.kind != kind:
+        raise ValueError(f"round {engine.round_id}: a {kind!r} answer, but it asks {request!r}")
+    return cast(ChanceEngine, engine).provide(request, request.read(data))
 
 
 @dataclass

@@ -60,7 +60,7 @@ from server.core.money import (
 from server.core.rounds import apply_record, money_posts
 from server.core.seats import Seats
 from server.core.views import audience, event_name, public_data
-from server.games.chance import CardRequest, HoleRangeRequest, MysteryHitRequest, SpinRequest
+from server.games.chance import CardRequest, ChanceRequest, HoleRangeRequest
 from server.games.errors import (
     BETTING_CLOSED,
     DUPLICATE_BET_ID,
@@ -500,9 +500,7 @@ class TableCore:
     def _deal(self, round_id: str, engine: RoundEngine) -> Step:
         self.decisions, self._hole = {}, None
         while (request := engine.pending()) is not None:
-            if isinstance(
-                request, CardRequest | SpinRequest | HoleRangeRequest | MysteryHitRequest
-            ):
+            if isinstance(request, ChanceRequest):  # journaled, then given to the engine
                 if isinstance(request, HoleRangeRequest) and self._hole is None:
                     raise InvariantViolation("the hole-card reader was asked before a hole card")
                 record = yield from self._chance(request, round_id)

@@ -2,7 +2,10 @@
 the table's random source; the runtime binds it to the game's adapter (``build_game``).
 
 Each device also writes and reads its journal records: a burn at a new shoe, a card's draw,
-a wheel result with the uniform draw that chose it.
+a wheel result with the uniform draw that chose it. Every device also draws with the table's
+source for any other kind of chance its game declares (``ChanceRequest.outcomes``): the one
+virtual answer of every such kind, journaled as a ``ChanceAnswered`` with its draw; a game
+that needs no shoe or wheel (``chance`` None) gets a device that only draws.
 """
 
 from __future__ import annotations
@@ -15,7 +18,13 @@ from rng.shoe import Draw, VirtualShoe
 from rng.sources import RandomSource
 from rng.wheels import BIG_SIX_WHEEL, RouletteWheel
 from server.core import effects as fx
-from server.games.chance import CardRequest, MysteryHitRequest, SpinRequest
+from server.games.chance import (
+    CardRequest,
+    ChanceRequest,
+    HoleRangeRequest,
+    MysteryHitRequest,
+    SpinRequest,
+)
 from server.games.table import (
     BigSixWheelSpec,
     ChanceDevice,
@@ -25,16 +34,18 @@ from server.games.table import (
     ShoeSpec,
     TableSettings,
 )
-from server.journal.records import CardDrawn, Record, record_from
+from server.journal.records import CardDrawn, ChanceAnswered, Record, answered, record_from
 
 __all__ = [
     "BigSixWheelDevice",
+    "DrawingDevice",
     "HoleCardReader",
     "MysteryHitDrawer",
     "RouletteWheelDevice",
     "ShoeDevice",
     "answer_chance",
     "build_device",
+    "draw_answer",
 ]
 
 if TYPE_CHECKING:
@@ -45,8 +56,8 @@ class ShoeDevice:
     """A virtual shoe per table, reshuffled at a round's start after its cover card was
     reached (631a.9, 651a.8(d), 681a.7(d), 685a.7(d))."""
 
-    def __init__(self, shoe: VirtualShoe) -> None:
-        self.shoe = shoe
+    def __init__(self, shoe: VirtualShoe, source: RandomSource) -> None:
+        self.shoe, self.source = shoe, source  # the shoe's source; a test may script the shoe
 
     def start_round(self) -> dict[str, Any] | None:
         if not self.shoe.needs_reshuffle:
@@ -121,9 +132,31 @@ class BigSixWheelDevice(_Wheel):
         return int(payload["result"])
 
 
-def build_device(spec: ChanceSpec, settings: TableSettings, source: RandomSource) -> ChanceDevice:
-    """The device ``spec`` names; a shoe the chapter does not allow (decks, cover card) is
-    the operator's ``ConfigError``."""
+class DrawingDevice:
+    """A table that needs no shoe or wheel: only the draws of the kinds of chance its game
+    declares (``ChanceRequest``, answered by ``draw_answer``)."""
+
+    def __init__(self, source: RandomSource) -> None:
+        self.source = source
+
+    def start_round(self) -> dict[str, Any] | None:
+        return None
+
+    def deal_card(self) -> Draw:
+        raise TypeError("this game has no shoe")
+
+    def spin(self) -> tuple[Any, dict[str, Any]]:
+        raise TypeError("this game has no wheel")
+
+    def answer_from_record(self, kind: str, payload: Mapping[str, Any]) -> Any:
+        raise ValueError(f"this game cannot replay a {kind!r} record")
+
+
+def build_device(
+    spec: ChanceSpec | None, settings: TableSettings, source: RandomSource
+) -> ChanceDevice:
+    """The device ``spec`` names (None: no shoe or wheel, only draws); a shoe the chapter
+    does not allow (decks, cover card) is the operator's ``ConfigError``."""
     if isinstance(spec, ShoeSpec):
         try:
             shoe = VirtualShoe(
@@ -131,7 +164,9 @@ def build_device(spec: ChanceSpec, settings: TableSettings, source: RandomSource
             )
         except ValueError as exc:
             raise ConfigError(f"table {settings.id}: {exc}") from None
-        return ShoeDevice(shoe)
+        return ShoeDevice(shoe, source)
+    if spec is None:
+        return DrawingDevice(source)
     if isinstance(spec, RouletteWheelSpec):
         return RouletteWheelDevice(RouletteWheel(spec.wheel_type), source)
     if isinstance(spec, BigSixWheelSpec):
@@ -174,5 +209,16 @@ def answer_chance(
         return record_from("spin", game.spin()[1])
     if isinstance(request, MysteryHitRequest):  # Baccarat's Must-Hit-By meter, 631b.6(c)(3)
         return record_from("mystery_hit", cast(MysteryHitDrawer, game).draw_mystery_hit(request)[1])
-    reader = cast(HoleCardReader, game)  # Down Under's Masque Card Reader, 685a.7(h)
-    return record_from("hole_range", reader.read_hole(Card.parse(hole or ""))[1])
+    if isinstance(request, HoleRangeRequest):  # Down Under's Masque Card Reader, 685a.7(h)
+        reader = cast(HoleCardReader, game)
+        return record_from("hole_range", reader.read_hole(Card.parse(hole or ""))[1])
+    return draw_answer(cast(Any, game.device).source, request)
+
+
+def draw_answer(source: RandomSource, request: ChanceRequest) -> ChanceAnswered:
+    """The virtual answer to a kind of chance a game declares: ``value`` drawn uniformly below
+    the kind's ``outcomes()`` from the table's certified ``source``, and the answer it stands
+    for, with the draw, as its journal record."""
+    bound = request.outcomes()
+    value = source.randbelow(bound)
+    return answered(request, request.outcome(value), bound=bound, value=value)
