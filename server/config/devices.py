@@ -10,8 +10,10 @@ from typing import Any
 from server.config.settings import DeviceLinkSettings, DeviceSettings, StationRules
 from server.config.values import IDENTIFIER, number, path_of
 from server.devices.adapters import ADAPTERS, FRAMED, adapter_role
-from server.devices.roles import ROLES, device_role
+from server.devices.roles import ROLES, device_role, registered
 from server.devices.serial_port import check_port_name
+from server.games.chance import BUILT_IN_KINDS, ChanceRequest
+from server.games.registry import GAMES
 from server.games.table import ConfigError, TableSettings
 
 __all__ = ["check_devices", "device", "device_link", "station_rules"]
@@ -210,7 +212,8 @@ def _tls_files(where: str, raw: dict[str, Any], base: Path | None) -> dict[str, 
 
 
 def check_devices(source: str, tables: tuple[TableSettings, ...], devices: tuple[DeviceSettings, ...]) -> None:  # fmt: skip  # noqa: E501
-    """Every device a table names exists in that role, and serves one table only."""
+    """Every device a table names exists in that role, and serves one table only; every
+    kind of chance a table's game asks can be answered there."""
     by_id = {}
     lines: dict[str, str] = {}
     for device in devices:
@@ -238,6 +241,8 @@ def check_devices(source: str, tables: tuple[TableSettings, ...], devices: tuple
             used[device_id] = table.id
             if not device_role(role).serves_table:
                 raise ConfigError(f"{where}: a {role} names its tables itself ([[devices]] tables)")  # fmt: skip  # noqa: E501
+    for table in tables:
+        _check_answered(f"{source} (table {table.id})", table)
     by_table = {t.id: t for t in tables}
     seats: dict[tuple[str, int], str] = {}
     for device in devices:
@@ -252,3 +257,24 @@ def check_devices(source: str, tables: tuple[TableSettings, ...], devices: tuple
             if taken is not None:
                 raise ConfigError(f"{where}: seat {device.seat} of table {table_id} is already station {taken}'s")  # fmt: skip  # noqa: E501
             seats[(table_id, device.seat)] = device.id
+
+
+def _check_answered(where: str, table: TableSettings) -> None:
+    """A kind of chance the game declares with no virtual answer (``ChanceRequest.outcomes``
+    not overridden: only a device can answer it) needs a device of a role that answers it:
+    refused here, when the file is read, rather than by the table closing in its first
+    round."""
+    entry = GAMES.get(table.game)
+    if entry is None:
+        return
+    for kind in entry.capabilities.chance:
+        if kind in BUILT_IN_KINDS or kind.outcomes is not ChanceRequest.outcomes:
+            continue
+        if any(kind in device_role(role).answers for role in table.devices):
+            continue
+        able = [r.name for r in registered() if kind in r.answers]
+        raise ConfigError(
+            f"{where}: a {table.game} round asks for {kind.kind!r}, which only a device "
+            f"answers: name one in [tables.devices] (roles that answer it: "
+            f"{', '.join(able) or 'none registered'})"
+        )

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = [
+    "BUILT_IN_KINDS",
     "CardRequest",
     "ChanceRequest",
     "HoleRangeRequest",
@@ -123,3 +124,14 @@ class MysteryHitRequest(ChanceRequest):
         if type(value) is not int or not self.low <= value <= self.high:
             raise ValueError(f"a Mystery Bonus hit value is a whole number {self}: {value!r}")
         return value
+
+
+# The kinds answered by the table's own devices (the shoe, the wheel, the hole-card reader,
+# a Must-Hit-By meter's draw), with records of their own; every other kind goes the generic
+# way.
+BUILT_IN_KINDS: tuple[type[ChanceRequest], ...] = (
+    CardRequest,
+    SpinRequest,
+    HoleRangeRequest,
+    MysteryHitRequest,
+)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from rng import seeded_source
+from server.config import parse_config
 from server.core import commands as cmd
 from server.core.replay import replay_round
 from server.devices import roles
@@ -30,7 +31,8 @@ from server.devices.roles.base import Pending
 from server.devices.simulator import SimulatedDevice
 from server.devices.table_devices import TableDevices, table_dealer
 from server.games import registry
-from server.games.table import Capabilities, ConfigError, TableSettings
+from server.games.chance import ChanceRequest
+from server.games.table import Capabilities, ConfigError, GameEntry, TableSettings
 from server.journal import records as rec
 from server.tables.games import build_game
 from server.wallet import OPEN_WAGERS
@@ -328,3 +330,41 @@ def test_no_server_module_names_the_toy_kind_or_role() -> None:
         text = path.read_text()
         for name in ("DieRoll", "toy_die", "high_die", "shaker"):
             assert name not in text, (path, name)
+
+
+class SensedRoll(DieRoll):
+    """A roll only a device can give: no virtual draw (``outcomes`` not overridden)."""
+
+    kind = "toy_sensed_die"
+    outcomes = ChanceRequest.outcomes
+
+
+SENSED = GameEntry(
+    name="high_die_sensed",
+    build=GAME.build,
+    seats=GAME.seats,
+    capabilities=Capabilities(chance=(SensedRoll,)),
+)
+
+
+def _high_die_table(game: str, devices: str = "") -> str:
+    return f"""
+[[tables]]
+id = "hd"
+name = "High Die"
+game = "{game}"
+{devices}
+"""
+
+
+def test_a_kind_only_a_device_answers_needs_that_device_in_the_configuration() -> None:
+    """A table whose game asks a kind of chance with no virtual answer, and names no device
+    that answers it, is refused when the file is read — not by a table closing in its first
+    round. A kind the table can draw is fine without a device."""
+    parse_config(_high_die_table("high_die"), "croupier.toml")  # DieRoll: drawn virtually
+    registry.register(SENSED)
+    try:
+        with pytest.raises(ConfigError, match=r"toy_sensed_die.*only a device answers.*none"):
+            parse_config(_high_die_table("high_die_sensed"), "croupier.toml")
+    finally:
+        registry.unregister(SENSED.name)
