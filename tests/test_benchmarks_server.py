@@ -63,3 +63,19 @@ def test_betack_benchmark_runs_and_renders(tmp_path: Path) -> None:
     assert idle["acks"] > 0 and loaded["acks"] > 0
     text = bench_betack.render(result, 20, 2, [200.0], 1.5, 2, 0.1)
     assert "p99" in text and "under broadcast" in text
+
+
+def test_burst_benchmark_times_every_bet_of_each_deployment(tmp_path: Path) -> None:
+    """Three bettors and a lone player, one burst and one lone round, on /dev/shm and on a
+    one-node cluster (PostgreSQL and Redis of the run's own): every bet answered and timed,
+    the cluster's ratio against /dev/shm rendered."""
+    from loadtests import bench_burst
+
+    result = bench_burst.run(3, 1, ["shm", "postgres"], str(tmp_path))
+    for kind in ("shm", "postgres"):
+        run = result["deployments"][kind]
+        assert len(run["burst"]) == 3 and len(run["lone"]) == 1, (kind, run)
+        assert run["errors"] == {} and run["unanswered"] == 0
+        assert all(0 < t < 30_000 for t in run["burst"] + run["lone"])
+    text = bench_burst.render(result, "bench_burst --players 3")
+    assert "| postgres | burst | 3 |" in text and "| shm | lone | 1 |" in text
