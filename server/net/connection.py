@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -109,8 +110,10 @@ class _Session:
         self.closing = False
         self.close_code, self.close_reason = 1000, ""
         self._closer: asyncio.Task[None] | None = None
-        self.received_at = 0.0  # when the frame being handled arrived (time.perf_counter)
         self.last_error = ""  # the code of the last error reply
+        # Each table's commands from this connection, in the order sent: the last one's task
+        # (``in_lane``); the connection reads on while they are written.
+        self._lanes: dict[str, asyncio.Task[None]] = {}
         self.unwatch: Any = None  # a station's touchscreen: stop its status updates
 
     # --- sending -----------------------------------------------------------------------------
@@ -341,6 +344,42 @@ class _Session:
     def refuse(self, refusal: Refusal, ref: int | None) -> None:
         self.error(refusal.code, refusal.message, refusal.value, ref)
 
+    def in_lane(self, table: str, message: ClientMessage) -> None:
+        """Handle ``message`` after this connection's earlier commands for ``table``, while
+        the connection reads on: one bet's writes hold up neither a ping nor another
+        table's commands, and one table's answers keep the order they were asked in
+        (docs/protocol.md, "Order")."""
+        before = self._lanes.get(table)
+        task = asyncio.create_task(self._after(before, message))
+        self._lanes[table] = task
+        task.add_done_callback(lambda done: self._lane_done(table, done))
+
+    async def _after(self, before: asyncio.Task[None] | None, message: ClientMessage) -> None:
+        if before is not None:
+            await asyncio.wait([before])
+        await self.safely(message)
+
+    def _lane_done(self, table: str, task: asyncio.Task[None]) -> None:
+        if self._lanes.get(table) is task:
+            del self._lanes[table]
+
+    async def finish_lanes(self) -> None:
+        """Let the commands under way end (a bet being written is answered or refused in
+        full, as when the connection handled one message at a time)."""
+        while self._lanes:
+            await asyncio.wait(list(self._lanes.values()))
+
+    async def safely(self, message: ClientMessage) -> None:
+        try:
+            await self.handle(message)
+        except Exception:  # our bug: tell the client, log it, keep the table running
+            log.exception("request %s failed", type(message).__name__)
+            self.error(
+                "internal_error",
+                "the server failed to handle this request",
+                ref=getattr(message, "ref", None),
+            )
+
     @property
     def player_id(self) -> str:
         assert self.player is not None  # commands come after hello
@@ -351,7 +390,7 @@ class _Session:
             m.table, m.ref, cmd.Place(self.player_id, m.round, m.bet_id, m.spot, m.amount)
         )
         if reply is None:
-            self.metrics.bet_refused(self.last_error)
+            self.metrics.bet_refused(self.last_error)  # the lane's: set just now by ``error``
         else:
             self.metrics.bet_accepted(self.floor.game_of(m.table))
             d = reply.data
@@ -366,7 +405,7 @@ class _Session:
                     ref=m.ref,
                 )
             )
-            self.metrics.bet_acked(self.received_at)
+            self.metrics.bet_acked(RECEIVED_AT.get())
 
     async def _cancel(self, m: CancelBet) -> None:
         reply = await self._submit(m.table, m.ref, cmd.Cancel(self.player_id, m.round, m.bet_id))
@@ -405,6 +444,14 @@ class _Session:
         await self._submit(m.table, m.ref, cmd.Decide(self.player_id, m.round, m.spot, m.decision))
 
 
+# Commands for one table: answered in the order sent, each table's apart from the rest of the
+# connection (``_Session.in_lane``). Everything else is answered as it comes.
+_AT_A_TABLE = (Join, Resume, Leave, PlaceBet, CancelBet, RepeatBets, Decide)
+# When the frame a task handles arrived (``time.perf_counter``): a context variable, so each
+# lane's task keeps the time of its own frame (the bet-ack histogram of /metrics).
+RECEIVED_AT: contextvars.ContextVar[float] = contextvars.ContextVar("received_at", default=0.0)
+
+
 # Each message a client may send after ``hello``, and the handler that takes it
 # (docs/protocol.md, "Client messages").
 _HANDLERS: dict[type[Any], Callable[[_Session, Any], Awaitable[None]]] = {
@@ -436,7 +483,7 @@ async def serve_connection(
             try:
                 timeout = limits.hello_timeout if first else None
                 frame = await asyncio.wait_for(ws.recv(), timeout)
-                session.received_at = time.perf_counter()
+                RECEIVED_AT.set(time.perf_counter())  # each lane's task keeps its own
             except TimeoutError:
                 await ws.close(CLOSE_NO_HELLO, "no hello")
                 return
@@ -452,16 +499,12 @@ async def serve_connection(
             except ProtocolError as exc:
                 session.error(exc.code, exc.message, ref=exc.ref)
                 continue
-            try:
-                await session.handle(message)
-            except Exception:  # our bug: tell the client, log it, keep the table running
-                log.exception("request %s failed", type(message).__name__)
-                session.error(
-                    "internal_error",
-                    "the server failed to handle this request",
-                    ref=getattr(message, "ref", None),
-                )
+            if isinstance(message, _AT_A_TABLE) and session.player is not None:
+                session.in_lane(message.table, message)
+            else:
+                await session.safely(message)
     except ConnectionClosed:
         pass
     finally:
+        await session.finish_lanes()
         session.drop()
