@@ -93,6 +93,7 @@ class TableRuntime:
         self._replies: dict[int, asyncio.Future[TableReply]] = {}
         self._cids = itertools.count(1)
         self._deadline: float | None = None
+        self._ended = False  # the table's task has ended (``run``'s last step)
         # Balances the ledger reported with this step's posts (account → balance just
         # after): a reply or balance frame uses them instead of reading the store again — a
         # read on the event loop, a round trip each with a shared database.
@@ -151,8 +152,9 @@ class TableRuntime:
 
     @property
     def finished(self) -> bool:
-        """The table's life ended (stopped, handed over or closed)."""
-        return self.core.finished
+        """The table's life ended (stopped, handed over or closed), or its task did (a
+        cluster node abandoned it)."""
+        return self.core.finished or self._ended
 
     async def enter(
         self, viewer: Viewer, role: str, last_seq: int | None = None
@@ -177,7 +179,7 @@ class TableRuntime:
     async def submit(self, command: cmd.PlayCommand) -> TableReply:
         """Queue a player's command, as the edge built it; resolves when the table has
         handled it."""
-        if not self.core.available or self.core.finished:
+        if not self.core.available or self.core.finished or self._ended:
             return TableReply(Refusal(TABLE_UNAVAILABLE, "this table is closed", self.id))
         held = self.core.held
         if held is not None:  # answered now: the table would take it only after the hold
@@ -218,6 +220,10 @@ class TableRuntime:
             for effect in self.core.crashed(f"{type(exc).__name__}: {exc}"):
                 say(effect)
         finally:
+            # Nothing takes a command any more: a command submitted from now on is answered
+            # at once (a table abandoned by a cluster node is cancelled mid-round, with its
+            # core neither finished nor closed: without this, its future waited for ever).
+            self._ended = True
             for future in self._replies.values():
                 if not future.done():
                     future.set_result(

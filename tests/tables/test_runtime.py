@@ -186,3 +186,28 @@ def test_a_table_task_cancelled_at_any_moment_of_its_wait_ends() -> None:
         await h.stop()
 
     run(scenario())
+
+
+def test_a_command_for_a_table_whose_task_was_cancelled_is_answered_at_once() -> None:
+    """A cluster node abandons a table by cancelling its task mid-round: its core is neither
+    finished nor closed, and a bet submitted afterwards (a connection still holding the
+    table's door) was queued for a task that no longer reads its inbox — its player's
+    connection waited for ever. It is refused at once (``table_unavailable``), and the door
+    sees the table as finished."""
+
+    async def scenario() -> None:
+        h = Harness("roulette")
+        h.fund("alice")
+        await h.start()
+        r = h.table.round_id
+        assert h.task is not None and r is not None
+        h.task.cancel()
+        await asyncio.wait([h.task])
+        assert not h.table.core.finished and h.table.finished
+        reply = await asyncio.wait_for(
+            h.table.submit(cmd.Place("alice", r, "b1", "red", 500)), timeout=5
+        )
+        assert reply.refusal is not None and reply.refusal.code == "table_unavailable"
+        assert h.balance("alice") == 10_000
+
+    run(scenario())
