@@ -506,5 +506,7 @@ async def serve_connection(
     except ConnectionClosed:
         pass
     finally:
-        await session.finish_lanes()
-        session.drop()
+        try:
+            await session.finish_lanes()
+        finally:  # the seats are given up even if the wait is cut short (a cancellation)
+            session.drop()
