@@ -70,17 +70,6 @@ class Service:
         self.cluster: ClusterNode | None = None
         self.metrics = Metrics()
         self.limits = limits or ConnectionLimits()
-        if self.redis_url:  # before anything is opened: Redis must answer
-            from server.cluster.node import check_redis
-
-            if not url:
-                from server.stores import StorageError
-
-                raise StorageError(
-                    "a cluster keeps its ledger and journal in PostgreSQL: "
-                    "give the database URL too"
-                )
-            check_redis(self.redis_url)
         # The edge first: each table's fan-out is the edge's (``_hooks``).
         self.edge = Edge(
             self.metrics,
@@ -89,7 +78,7 @@ class Service:
             devices=lambda: self.devices.status(),
             client_dist=client_dist,
         )
-        self.stores = stores = open_stores(data_dir, url, clustered=self.redis_url is not None)
+        self.stores = stores = open_stores(data_dir, url, self.redis_url)
         self.ledger, self.journal, self.stations_store = (
             stores.ledger,
             stores.journal,

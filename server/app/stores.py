@@ -49,22 +49,26 @@ class Stores:
         self.lock.release()
 
 
-def open_stores(data_dir: Path, database_url: str | None, clustered: bool) -> Stores:
+def open_stores(data_dir: Path, database_url: str | None, redis_url: str | None) -> Stores:
     """The stores, the data directory locked first: a second server on the same directory
-    would run crash recovery on this one's live rounds (``DataDirInUse``). ``clustered``:
-    the node shares the tables out with others over Redis (its stores must be shared)."""
+    would run crash recovery on this one's live rounds (``DataDirInUse``). With
+    ``redis_url`` the node shares the tables out with others (its stores must be shared,
+    and Redis must answer before anything is opened: ``RedisUnreachable``)."""
     lock = DataDirLock(data_dir)
     database_lock: DatabaseLock | None = None
     try:
         ledger: Ledger
         journal: Journal
         demo_key: bytes | None = None
-        if clustered:  # several nodes share the tables out (leases in Redis)
+        if redis_url:  # several nodes share the tables out (leases in Redis)
             if not database_url:
                 raise StorageError(
                     "a cluster keeps its ledger and journal in PostgreSQL: "
                     "give the database URL too"
                 )
+            from server.cluster.node import check_redis
+
+            check_redis(redis_url)
             from server.journal.pg_journal import PgJournal
             from server.pg_storage import migrate, shared_key
             from server.wallet.pg_ledger import PgLedger
