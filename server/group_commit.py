@@ -47,6 +47,7 @@ __all__ = [
     "Backend",
     "GroupCommitWriter",
     "Verdict",
+    "hold_in_flight",
     "in_flight",
     "writes_in_flight",
 ]
@@ -79,6 +80,22 @@ def in_flight() -> Iterator[None]:
         yield
     finally:
         _count_in_flight(-1)
+
+
+def hold_in_flight() -> Callable[[], None]:
+    """Count as one write in flight until the returned function is called (once): a table's
+    bet whose writes are answered on a task of its own, until the table has taken the
+    answer."""
+    _count_in_flight(+1)
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            _count_in_flight(-1)
+
+    return release
 
 
 def writes_in_flight() -> int:

@@ -26,13 +26,21 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from server.group_commit import Backend, GroupCommitWriter, Verdict, in_flight, writes_in_flight
+from server.group_commit import (
+    Backend,
+    GroupCommitWriter,
+    Verdict,
+    hold_in_flight,
+    in_flight,
+    writes_in_flight,
+)
 from server.stores import StorageError
 
 __all__ = [
     "DurableWriter",
     "SqliteStore",
     "StorageError",
+    "hold_in_flight",
     "in_flight",
     "open_durable_sqlite",
     "writes_in_flight",

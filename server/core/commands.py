@@ -5,8 +5,8 @@ the player's message arrives (the connection), and travels as it is — to the t
 runtime, or across the cluster to the node that runs the table. The runtime names it with a
 ``cid`` as it queues it; the core's ``Reply`` effect names the same ``cid``. Seat commands
 (``Join``, ``Leave``, ``Drop``), ``Stop`` and ``Drain`` take effect at once; play
-commands queue and are handled one at a time, in order, while the table waits (a betting
-window, a decision, the pause).
+commands queue and run while the table waits (a betting window, a decision, the pause) —
+several players' at once, each player's one after another in the order sent.
 """
 
 from __future__ import annotations
@@ -122,10 +122,12 @@ class Drain:
 
 @dataclass(frozen=True, slots=True)
 class Done:
-    """The results of the ``Wait`` the core is blocked on, one per effect, in order: the
-    effect's value, or a ``Failed``/``Refused`` (``server.core.effects``)."""
+    """The results of ``Wait`` number ``wid``, one per effect, in order: the effect's value,
+    or a ``Failed``/``Refused`` (``server.core.effects``). ``wid`` None: the only ``Wait``
+    not yet answered (an error when there are several)."""
 
     results: tuple[Any, ...]
+    wid: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,10 @@
 Most effects are performed and forgotten (``Emit``, ``Reply``, ``Deadline``…). A ``Wait``
 holds effects whose results the core needs before it can go on — a ledger post, a journal
 record, a chance outcome, a balance — performed together (the ledger and the journal write
-at the same time) and answered with one ``Done`` carrying their results in order. A core
-blocked on a ``Wait`` does nothing else until it is answered; a ``Wait`` is always the last
-effect of a batch.
+at the same time) and answered with one ``Done`` carrying their results in order and the
+``Wait``'s number. A player's bets wait side by side (``Wait.shared``): the core takes
+further commands meanwhile. The table's life and a decision wait alone: the core does nothing
+else until answered. A ``Wait`` is always the last effect its generator gives in a batch.
 
 A write that could not be made durable is answered ``Failed`` (nothing of it was applied);
 a ledger batch refused for lack of funds is answered ``Refused``. The core knows no store's
@@ -198,7 +199,16 @@ class Chance:
 
 @dataclass(frozen=True, slots=True)
 class Wait:
+    """Effects whose results the core needs to go on, performed together and answered with
+    one ``Done(results, wid)``. The core numbers each ``Wait`` (``wid``) as it yields it.
+    ``shared``: a player's bet, cancel or repeat — the adapter performs it while it hands
+    the core further commands and answers it whenever its results are in (answers may come
+    in any order); otherwise (the table's life, a decision) nothing else runs until it is
+    answered."""
+
     effects: Sequence[Any]
+    wid: int = 0
+    shared: bool = False
 
 
 # --- results -----------------------------------------------------------------------------

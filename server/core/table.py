@@ -14,17 +14,25 @@ the table trustworthy live here once:
 
 Its life is written as generators: the table's life (rounds, betting windows, decisions,
 pauses) is one; each player's command is another. A generator yields effects; a ``Wait``
-suspends it until the adapter answers with ``Done``; a ``_Park`` suspends the table's life
-until a deadline passes (``Tick``) or a condition holds, and meanwhile queued commands run,
-one at a time, in order. Replay — game recall, ``croupier replay``, crash recovery — applies
+suspends it until the adapter answers with ``Done`` (naming the ``Wait``'s ``wid``); a
+``_Park`` suspends the table's life until a deadline passes (``Tick``) or a condition holds.
+Meanwhile queued commands run — **many at once**: a bet (a cancel, a repeat) waits for its
+writes while the next players' bets are taken and written, so a table takes as many bets a
+second as the stores can write together, not one per write. Each player's commands run one
+after another, in the order sent; a decision runs alone. When the park ends (the betting
+window closes, the console says no more bets) no further command starts, and the table's life
+goes on only once every command under way has its answer: bets taken before "no more bets"
+and written after it stand, and no card is dealt while a bet of the round is unanswered.
+Replay — game recall, ``croupier replay``, crash recovery — applies
 journal records through the same ``apply_record`` as live play (``core/rounds.py``).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from server.core import commands as cmd
@@ -115,6 +123,16 @@ class TableFailure(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class _Running:
+    """A player's command under way: its reply's ``cid``, its player, and whether it runs
+    alone (a decision: the engine's order of decisions is the journal's)."""
+
+    cid: int
+    player: str
+    alone: bool
+
+
+@dataclass(frozen=True, slots=True)
 class _Park:
     """The table's life waits until ``deadline`` (or until ``until()`` holds, or a stop)."""
 
@@ -173,7 +191,13 @@ class TableCore:
         self._out: list[Any] = []
         self._life: Step | None = None
         self._parked: _Park | None = None
-        self._blocked: tuple[Step, int | None] | None = None  # (generator, its command's cid)
+        # Waits not yet answered, by wid: the generator suspended on it and, for a player's
+        # command, the command (None: the table's life).
+        self._waiting: dict[int, tuple[Step, _Running | None]] = {}
+        self._wids = itertools.count(1)
+        self._busy: set[str] = set()  # players with a command under way
+        self._alone = False  # a command that runs alone is under way
+        self._told_no_tick = False  # Deadline(None) sent while the park waits for commands
 
     # --- driving the core ---------------------------------------------------------------------
 
@@ -199,11 +223,16 @@ class TableCore:
         out: list[Any] = []
         self._out = out
         if isinstance(command, cmd.Done):
-            if self._blocked is None:
-                raise InvariantViolation("an answer came while the table waited for none")
-            gen, cid = self._blocked
-            self._blocked = None
-            self._step(gen, command.results, cid)
+            wid = command.wid
+            if wid is None and len(self._waiting) == 1:  # the only wait: no need to name it
+                (wid,) = self._waiting
+            entry = self._waiting.pop(wid, None) if wid is not None else None
+            if entry is None:
+                if self.finished:  # a write of a command the closing table already answered
+                    return out
+                raise InvariantViolation(f"an answer came for no wait of the table ({wid})")
+            gen, running = entry
+            self._step(gen, command.results, running)
         elif isinstance(command, cmd.Stop):
             self._stopping = True
         elif isinstance(command, cmd.Drain):
@@ -216,16 +245,23 @@ class TableCore:
         return out
 
     def _pump(self) -> None:
-        """Run whatever may run now: the table's life when its wait is over, otherwise the
-        queued commands one at a time — never while something waits for a ``Done``."""
-        while self._blocked is None:
+        """Run whatever may run now: the table's life when its park is over and no command
+        is under way; otherwise every queued command that may start — never while the
+        table's life waits for a ``Done``."""
+        while not self._life_waits():
             park = self._parked
             if park is not None and (
                 self._stopping
                 or self.now >= park.deadline
                 or (park.until is not None and park.until())
             ):
+                if self._busy:  # the commands under way are answered first
+                    if not self._told_no_tick:  # the last answer moves the table on, not time
+                        self._told_no_tick = True
+                        self._out.append(Deadline(None))
+                    return
                 self._parked = None
+                self._told_no_tick = False
                 assert self._life is not None
                 self._step(self._life, None, None)
             elif self.finished and self._queue:
@@ -234,20 +270,50 @@ class TableCore:
                     Reply(command.cid, Refusal(TABLE_UNAVAILABLE, "the table stopped", self.id))
                 )
             elif park is not None and self._queue:
-                command = self._queue.popleft()
-                self._step(self._command(command), None, command.cid)
+                startable = self._startable()
+                if startable is None:
+                    return
+                running = _Running(
+                    startable.cid, startable.player_id, type(startable) is cmd.Decide
+                )
+                self._busy.add(running.player)
+                self._alone = running.alone
+                self._step(self._command(startable), None, running)
             else:
                 return
 
-    def _step(self, gen: Step, value: Any, cid: int | None) -> None:
+    def _life_waits(self) -> bool:
+        return any(running is None for _, running in self._waiting.values())
+
+    def _startable(self) -> cmd.PlayCommand | None:
+        """Take from the queue the first command that may start now: its player has none
+        under way or queued before it, and a decision only when nothing else is under way."""
+        if self._alone:
+            return None
+        behind = set(self._busy)
+        for n, command in enumerate(self._queue):
+            player = command.player_id
+            if player in behind:
+                continue
+            if type(command) is cmd.Decide and self._busy:
+                behind.add(player)
+                continue
+            del self._queue[n]
+            return command
+        return None
+
+    def _step(self, gen: Step, value: Any, running: _Running | None) -> None:
         """Run ``gen`` until it waits, parks or ends, collecting its effects."""
         out = self._out
+        cid = running.cid if running is not None else None
         try:
             item = gen.send(value)
             while True:
                 if isinstance(item, Wait):
-                    out.append(item)
-                    self._blocked = (gen, cid)
+                    wid = next(self._wids)
+                    shared = running is not None and not running.alone
+                    out.append(replace(item, wid=wid, shared=shared))
+                    self._waiting[wid] = (gen, running)
                     return
                 if isinstance(item, _Park):
                     self._parked = item
@@ -257,26 +323,49 @@ class TableCore:
                 item = gen.send(None)
         except StopIteration as done:
             if cid is not None:
+                self._finished(running)
                 out.append(done.value)
             else:  # the table's life ended
                 self.finished = True
                 out.append(Deadline(None))
         except IllegalAction as exc:  # a command refused; nothing changed
             assert cid is not None
+            self._finished(running)
             out.append(Reply(cid, exc.refusal))
         except TableFailure as exc:  # from a command: the table had changed, so it closes
             assert cid is not None
+            self._finished(running)
             message = f"not recorded ({exc}); the table is closed until its round is recovered"
             out.append(Reply(cid, Refusal(STORAGE_FAILED, message, self.id)))
             self._close(f"the ledger or journal could not be written: {exc}")
         except Exception as exc:
             if cid is None:
                 raise  # the table's life handles its own failures: this is a bug
+            self._finished(running)
             self._say("critical", f"table {self.id}: command failed", exc)
             out.append(
                 Reply(cid, Refusal(TABLE_UNAVAILABLE, "the table failed and is closed", self.id))
             )
             self._close("a command failed")
+
+    def _finished(self, running: _Running | None) -> None:
+        if running is not None:
+            self._busy.discard(running.player)
+            if running.alone:
+                self._alone = False
+
+    def _abandon_commands(self) -> None:
+        """The table closes with commands under way: each is answered now (its writes may
+        still land; recovery voids the round and returns every stake)."""
+        for wid, (gen, running) in list(self._waiting.items()):
+            if running is None:
+                continue
+            del self._waiting[wid]
+            gen.close()
+            message = "the table failed and is closed: its round will be voided, stakes returned"
+            self._out.append(Reply(running.cid, Refusal(TABLE_UNAVAILABLE, message, self.id)))
+        self._busy.clear()
+        self._alone = False
 
     def crashed(self, reason: str) -> list[Any]:
         """The adapter failed between steps: the table is closed as a crash would leave it
@@ -287,13 +376,16 @@ class TableCore:
         self._log_closed(reason)
         self.available = False
         self.finished = True
-        self._parked = self._blocked = None
-        return self._out
+        self._parked = None
+        self._abandon_commands()  # the adapter answers them (it failed: no reply effects)
+        self._waiting.clear()
+        return [e for e in self._out if not isinstance(e, Reply)]
 
     def _close(self, reason: str) -> None:
         """Close the table as a crash would: the round stays open for recovery. Called while
         the table's life is parked (a command failed), never from inside it."""
         self._log_closed(reason)
+        self._abandon_commands()
         self.available = False
         if self._life is not None:
             self._life.close()

@@ -1,12 +1,16 @@
 """One table on the event loop: performs what its ``TableCore`` says, in order.
 
 The rules live in the sans-I/O core (``server.core``); this adapter only does the I/O:
-players' commands queue in an inbox and reach the core one at a time; the core's effects
-are performed in the order given — writes awaited on the stores' writer threads (a
-``Wait``'s writes together, so a bet's debit and journal record share the disk's time), chance
+players' commands queue in an inbox and reach the core in order; the core's effects are
+performed in the order given — writes awaited on the stores' writer threads (a ``Wait``'s
+writes together, so a bet's debit and journal record share the disk's time), chance
 requests answered from the table's game (the virtual shoe or wheel), events encoded once and
 handed to the fan-out, replies resolved — and the core is ticked at its deadlines from the
-injected clock. The last ``history`` events are kept so a reconnecting viewer can resume.
+injected clock. A player's bet (``Wait.shared``) is written on a task of its own whose
+answer comes back through the inbox, so the table takes the next players' bets meanwhile and
+the stores' group commit writes them together; the table's own steps (a card, a settlement)
+are awaited in place, as nothing else may run then. The last ``history`` events are kept
+so a reconnecting viewer can resume.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,7 +30,7 @@ from server.games.table import TableGame, TableSettings
 from server.journal.journal import Journal
 from server.protocol.codec import encode
 from server.protocol.messages import BalanceChanged, TableEvent, TableSnapshot
-from server.storage import in_flight
+from server.storage import hold_in_flight, in_flight
 from server.tables.clock import Clock
 from server.tables.hooks import TableHooks
 from server.tables.viewers import History, Viewer
@@ -90,6 +94,10 @@ class TableRuntime:
         self.hooks = hooks or TableHooks()
         self.history = History(history)
         self._inbox: asyncio.Queue[cmd.Command] = asyncio.Queue()
+        # Bets' writes under way on tasks of their own (``_answer``), and for each its count
+        # in ``writes_in_flight``, held until the core has taken its ``Done``.
+        self._answering: set[asyncio.Task[None]] = set()
+        self._holds: dict[int, Callable[[], None]] = {}
         self._replies: dict[int, asyncio.Future[TableReply]] = {}
         self._cids = itertools.count(1)
         self._deadline: float | None = None
@@ -212,7 +220,10 @@ class TableRuntime:
             await self._perform(self.core.start(self.clock.now(), start_after))
             while not self.core.finished:
                 command = await self._next()
-                await self._perform(self.core.handle(command, self.clock.now()))
+                if type(command) is cmd.Done:  # a bet's writes, answered on their task
+                    await self._answered(command)
+                else:
+                    await self._perform(self.core.handle(command, self.clock.now()))
         except Exception as exc:
             # A read between the core's steps failed (a balance for a reply, from a store
             # that went away): the table stops as a crash would, its round left open for
@@ -230,6 +241,13 @@ class TableRuntime:
                         TableReply(Refusal(TABLE_UNAVAILABLE, "the table stopped", self.id))
                     )
             self._replies.clear()
+            # Bets' writes still under way were answered by the core as it closed: their
+            # results are not needed (what landed, recovery finds).
+            for task in list(self._answering):
+                task.cancel()
+            for release in self._holds.values():
+                release()
+            self._holds.clear()
 
     async def _next(self) -> cmd.Command:
         """The next command from the inbox, or a tick when the core's deadline comes first."""
@@ -249,8 +267,46 @@ class TableRuntime:
             await asyncio.wait(pending)
         return get.result() if get in done else cmd.Tick()
 
-    async def _perform(self, effects: list[Any]) -> None:
-        self._posted.clear()  # only what this step posted is known to be current
+    async def _answered(self, done: cmd.Done) -> None:
+        """Hand the core a bet's results from its task; only now is it no longer in flight."""
+        release = self._holds.pop(done.wid or 0, None)
+        try:
+            self._posted.clear()
+            self._took(done.results)
+            await self._perform(self.core.handle(done, self.clock.now()), fresh=False)
+        finally:
+            if release is not None:
+                release()
+
+    def _share(self, wait: fx.Wait) -> None:
+        """Perform a bet's ``Wait`` on a task of its own; its ``Done`` comes back through the
+        inbox. Tasks start in the order made, so the writes reach the stores' writers in the
+        order the core gave them (the journal's order is the engine's)."""
+        self._holds[wait.wid] = hold_in_flight()
+        task = asyncio.create_task(self._answer(wait))
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
+    async def _answer(self, wait: fx.Wait) -> None:
+        results = await self._results(wait.effects)
+        if self._ended:  # nobody will take the answer
+            self._holds.pop(wait.wid, lambda: None)()
+            return
+        self._inbox.put_nowait(cmd.Done(results, wait.wid))
+
+    async def _results(self, effects: Sequence[Any]) -> tuple[Any, ...]:
+        if len(effects) == 1:
+            return (await self.stores.result(effects[0]),)
+        return await self.stores.results(tuple(effects))
+
+    def _took(self, results: tuple[Any, ...]) -> None:
+        for result in results:
+            if type(result) is PostResult:
+                self._posted.update(result.balances)
+
+    async def _perform(self, effects: list[Any], *, fresh: bool = True) -> None:
+        if fresh:
+            self._posted.clear()  # only what this step posted is known to be current
         while True:
             wait = None
             for effect in effects:
@@ -267,20 +323,21 @@ class TableRuntime:
                     self.hooks.round_finished(STATUS[effect.status])
                     self.hooks.round_ended(effect.round_id, STATUS[effect.status])
                 elif kind is fx.Wait:
-                    wait = effect
+                    if effect.shared:
+                        self._share(effect)
+                    else:
+                        wait = effect
                 elif kind is fx.Log:
                     say(effect)
             if wait is None:
                 return
             if len(wait.effects) == 1:
-                results: tuple[Any, ...] = (await self.stores.result(wait.effects[0]),)
+                results = await self._results(wait.effects)
             else:  # counted as in flight until this task has the results (ManualClock)
                 with in_flight():
-                    results = await self.stores.results(wait.effects)
-            for result in results:
-                if type(result) is PostResult:
-                    self._posted.update(result.balances)
-            effects = self.core.handle(cmd.Done(results), self.clock.now())
+                    results = await self._results(wait.effects)
+            self._took(results)
+            effects = self.core.handle(cmd.Done(results, wait.wid), self.clock.now())
 
     # --- out to viewers ---------------------------------------------------------------------------
 
