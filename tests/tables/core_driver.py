@@ -4,7 +4,13 @@ one ``apost_many``, a store's exception as the core's ``Failed``) on a private e
 what the asyncio ``TableRuntime`` does, one step at a time. The stores are in-memory SQLite
 unless given (PostgreSQL, say). ``faults`` makes chosen store writes raise, or the random
 number generator fail, so the core's failure paths run; ``restart`` is the next start of the
-server after the table closed: recovery, then a new core on the same stores."""
+server after the table closed: recovery, then a new core on the same stores.
+
+``holding``: a player's bets, cancels and repeats (``Wait.shared``) are written at once — the
+stores' writers take writes in the order given — but their answers are held back
+(``held``) until the test hands them to the core with ``complete``, in whatever order it
+chooses: many bets in flight. Meanwhile the driver checks that the table's life takes no step
+that waits alone (no card, no "no more bets", no settlement) while a bet is in flight."""
 
 from __future__ import annotations
 
@@ -173,6 +179,10 @@ class Driver:
     finished: list[fx.RoundFinished] = field(default_factory=list)  # as the core said
     recovered: list[Recovered] = field(default_factory=list)  # by each restart's recovery
     restarts: int = 0
+    holding: bool = False
+    # Shared waits written, answers not yet handed to the core: wid -> (wait, results).
+    held: dict[int, tuple[fx.Wait, tuple[Any, ...]]] = field(default_factory=dict)
+    answered: list[int] = field(default_factory=list)  # cids, in the order replied
 
     def __post_init__(self) -> None:
         self._own_stores = self.ledger is None
@@ -204,6 +214,7 @@ class Driver:
         numbering its rounds after the journal's last, in a new epoch. What recovery did."""
         assert self.core.finished, "restart a table whose life ended"
         self.faults.clear()  # the disk was repaired
+        self.held.clear()  # answers the closed table no longer takes
         self.restarts += 1
         game = build_game(self.settings, seeded_source(f"{self.seed}/{self.restarts}"))
         saved = self.journal.load_state(self.settings.id, "meters")
@@ -245,9 +256,32 @@ class Driver:
 
     def play(self, kind: type, player: str, **args: Any) -> fx.Reply | None:
         """A player's command; its reply once the table has handled it (None while queued)."""
+        cid = self.submit(kind, player, **args)
+        return self.replies.pop(cid, None)
+
+    def submit(self, kind: type, player: str, **args: Any) -> int:
+        """Send a player's command; its cid (the reply lands in ``replies``)."""
         cid = next(self._cids)
         self.send(kind(player, **args, cid=cid))
-        return self.replies.pop(cid, None)
+        return cid
+
+    def complete(self, wid: int) -> None:
+        """Hand the core the answer of held wait ``wid``."""
+        _, results = self.held.pop(wid)
+        self.send(cmd.Done(results, wid))
+
+    def held_stakes(self) -> int:
+        """What the held bets' and cancels' posts, made durable, moved into open wagers."""
+        moved = 0
+        for wait, results in self.held.values():
+            for effect, result in zip(wait.effects, results, strict=True):
+                if isinstance(effect, fx.Post) and not _failed(result):
+                    for t in effect.transfers:
+                        if t.destination == OPEN_WAGERS:
+                            moved += t.amount
+                        elif t.source == OPEN_WAGERS:
+                            moved -= t.amount
+        return moved
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
@@ -281,18 +315,24 @@ class Driver:
                         ), f"{effect.name} sent before its {kind} record was journaled"
                 elif isinstance(effect, fx.Reply):
                     self.replies[effect.cid] = effect
+                    self.answered.append(effect.cid)
                 elif isinstance(effect, fx.Deadline):
                     self.deadline = effect.at
                 elif isinstance(effect, fx.RoundFinished):
                     self.finished.append(effect)
                 elif isinstance(effect, fx.Wait):
+                    if effect.shared and self.holding:
+                        self.held[effect.wid] = (effect, self._results(tuple(effect.effects)))
+                        continue
+                    # The table's life (or a decision) waits alone: never with a bet in flight.
+                    assert not self.held, f"{effect} while bets were in flight"
                     wait = effect
                 elif isinstance(effect, fx.Log):
                     say(effect)
             if wait is None:
                 return
             results = self._results(tuple(wait.effects))
-            effects = self.core.handle(cmd.Done(results), self.now)
+            effects = self.core.handle(cmd.Done(results, wait.wid), self.now)
 
     def _results(self, effects: tuple[Any, ...]) -> tuple[Any, ...]:
         """A ``Wait``'s results as the runtime gets them (one effect alone, or together)."""

@@ -43,7 +43,12 @@ class Harness:
     them, as an operator's tool would); otherwise private in-memory databases."""
 
     def __init__(
-        self, game: str = "roulette", seed: int = 1, data_dir: Path | None = None, **options: Any
+        self,
+        game: str = "roulette",
+        seed: int = 1,
+        data_dir: Path | None = None,
+        seats: int | None = None,
+        **options: Any,
     ) -> None:
         self.clock = ManualClock(drain=writes_in_flight)
         self.ledger = SqliteLedger(data_dir / "ledger.sqlite" if data_dir else ":memory:")
@@ -59,7 +64,7 @@ class Harness:
             decision_seconds=5,
             minimum=100,
             maximum=100_000,
-            seats=GAMES[game].seats.default,
+            seats=seats or GAMES[game].seats.default,
             options=options,
         )
         self.table = TableRuntime(

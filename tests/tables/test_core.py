@@ -82,3 +82,61 @@ def test_a_bet_waits_for_both_its_debit_and_its_record() -> None:
     )
     assert not d.core.available
     d.close()
+
+
+def test_bets_in_flight_stand_after_the_window_closes_and_no_card_comes_before_them() -> None:
+    """Three players' bets are all being written at once; the window closes meanwhile. The
+    round waits: no "no more bets", no card, until every bet has its answer — then the bets
+    (answered last first) stand, are announced, and the round plays them."""
+    d = Driver(TABLES["baccarat"], seed=5)
+    players = ("ann", "bob", "cy")
+    for player in players:
+        d.fund(player, 10_000)
+        d.seat(player)
+    round_id = d.core.round_id or ""
+    d.holding = True
+    cids = [
+        d.submit(cmd.Place, p, round_id=round_id, bet_id="b", spot="banker", amount=500)
+        for p in players
+    ]
+    assert len(d.held) == 3 and not d.replies  # all three written, none answered yet
+    d.run_until(d.now + 60)  # the window passes
+    assert d.core.phase == "betting" and d.deadline is None  # the answers move it on, not time
+    assert [r.kind for r in d.journal.records(round_id)] == ["opened", "bet", "bet", "bet"]
+    for wid in sorted(d.held, reverse=True):
+        d.complete(wid)
+    assert [d.replies[cid].refusal for cid in cids] == [None, None, None]
+    names = [e.name for e in d.emits if e.round_id == round_id]
+    assert names.count("bet_accepted") == 3
+    assert names.index("card_dealt") > max(i for i, n in enumerate(names) if n == "bet_accepted")
+    kinds = [r.kind for r in d.journal.records(round_id)]
+    assert kinds[:5] == ["opened", "bet", "bet", "bet", "closed"]
+    d.run_until(d.now + 60)
+    assert d.journal.status(round_id) is RoundStatus.SETTLED
+    assert d.ledger.balance(OPEN_WAGERS) == 0 and d.ledger.reconcile() == {}
+    assert len([e for e in d.emits if e.name == "wager_settled" and e.round_id == round_id]) == 3
+    d.close()
+
+
+def test_a_players_commands_run_in_the_order_sent_and_others_meanwhile() -> None:
+    """A player's second bet waits for the first's answer (replies keep the order sent);
+    another player's bet does not."""
+    d = Driver(TABLES["roulette-double"], seed=5)
+    for player in ("ann", "bob"):
+        d.fund(player, 10_000)
+        d.seat(player)
+    round_id = d.core.round_id or ""
+    d.holding = True
+    first = d.submit(cmd.Place, "ann", round_id=round_id, bet_id="b1", spot="red", amount=100)
+    second = d.submit(cmd.Cancel, "ann", round_id=round_id, bet_id="b1")
+    other = d.submit(cmd.Place, "bob", round_id=round_id, bet_id="b1", spot="odd", amount=100)
+    assert len(d.held) == 2  # ann's first bet and bob's; ann's cancel waits its turn
+    (ann_wid, bob_wid) = sorted(d.held)
+    d.complete(bob_wid)
+    assert list(d.replies) == [other]
+    d.complete(ann_wid)
+    while d.held:
+        d.complete(min(d.held))
+    assert d.answered[-3:] == [other, first, second]
+    assert d.replies[second].refusal is None  # the cancel found the bet its player placed
+    d.close()

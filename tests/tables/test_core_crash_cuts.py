@@ -33,7 +33,8 @@ ROUNDS = 2
 
 
 def _played(table_id: str) -> Driver:
-    """Two rounds with bets, retries, a cancel and random decisions; the writes recorded."""
+    """Two rounds with bets (all in flight at once, answered in a random order), a cancel
+    and random decisions; the writes recorded, in the order the stores took them."""
     rng = random.Random(table_id)
     d = Driver(TABLES[table_id], seed=11)
     for player in PLAYERS:
@@ -42,11 +43,15 @@ def _played(table_id: str) -> Driver:
     spots = d.game.sample_spots()
     for _ in range(ROUNDS):
         round_id = d.core.round_id or ""
+        d.holding = True
         for n, player in enumerate(PLAYERS * 2):
             seat = d.core.seats.seat_of[player]
             spot = spots[0 if n < 2 else rng.randrange(len(spots))].format(seat=seat)
             d.play(cmd.Place, player, round_id=round_id, bet_id=f"b{n}", spot=spot, amount=500)
         d.play(cmd.Cancel, "bob", round_id=round_id, bet_id="b3")
+        while d.held:  # the bets were all in flight at once; answered in any order
+            d.complete(rng.choice(sorted(d.held)))
+        d.holding = False
         d.run_until(d.now + TABLES[table_id].betting_seconds)
         while d.core.decisions:
             (player, spot), (request, _) = sorted(d.core.decisions.items())[0]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -174,6 +174,109 @@ class TableMachine(RuleBasedStateMachine):
                     assert "nothing was charged" in reply.refusal.message
             if d.core.available:
                 assert d.ledger.balance(OPEN_WAGERS) == before
+        self._after()
+
+    @rule(
+        sent=st.lists(
+            st.tuples(
+                st.sampled_from(PLAYERS),
+                st.one_of(st.just(0), st.integers(0, 50)),
+                st.sampled_from([100, 500, 2_500, 10_000, 60_000, -1]),  # -1: a cancel
+            ),
+            min_size=2,
+            max_size=8,
+        ),
+        order=st.randoms(use_true_random=False),
+        meanwhile=st.sampled_from([None, None, "time", "no_more_bets", "stop"]),
+    )
+    def bets_in_flight(
+        self, sent: list[tuple[str, int, int]], order: Any, meanwhile: str | None
+    ) -> None:
+        """Many bets (and cancels of bets placed before) at once: each is written as the
+        table takes it, and the table takes the next before the earlier ones' writes are
+        answered; the answers come back in any order (``order``), perhaps after the window
+        closed, the dealer said no more bets or the server began to stop (``meanwhile``).
+        The round goes on only once every bet in flight is answered, and those answered
+        after the window closed stand; each player's replies come in the order sent; money
+        is conserved while they are in flight."""
+        d = self.driver
+        round_id = d.core.round_id or "none"
+        _, emitted, faults = self._marks()
+        answered = len(d.answered)
+        d.holding = True
+        asked: list[tuple[int, str, Bet, bool]] = []  # (cid, player, bet, a cancel of it)
+        for player, spot, amount in sent:
+            if amount < 0:
+                mine = [
+                    b
+                    for b in self.bets
+                    if b.round_id == round_id
+                    and b.player == player
+                    and (b.round_id, b.player, b.bet_id) not in self.cancelled
+                    and not any(c and b == other for _, _, other, c in asked)
+                ]
+                if mine:
+                    bet = mine[spot % len(mine)]
+                    cid = d.submit(cmd.Cancel, player, round_id=round_id, bet_id=bet.bet_id)
+                    asked.append((cid, player, bet, True))
+                continue
+            seat = d.core.seats.seat_of.get(player)
+            spot_asked = self.spots[spot % len(self.spots)].format(seat=seat)
+            bet_id = f"b{next(self.ids)}"
+            cid = d.submit(
+                cmd.Place, player, round_id=round_id, bet_id=bet_id, spot=spot_asked, amount=amount
+            )
+            bet = Bet(round_id, player, bet_id, spot_asked, "", amount)
+            asked.append((cid, player, bet, False))
+        in_flight, phase = bool(d.held), d.core.phase
+        if meanwhile == "time":
+            d.now += d.settings.betting_seconds
+            d.send(cmd.Tick())
+        elif meanwhile == "stop":
+            d.send(cmd.Stop())
+        elif meanwhile == "no_more_bets":
+            d.send(cmd.Console(rec.StaffDecision(action=meanwhile, dealer="dee", supervisor="")))
+        if in_flight:  # the round waits for them, whatever happened meanwhile
+            assert (d.core.round_id, d.core.phase) == (round_id, phase)
+            assert not d.core.finished
+            self._take_in()
+            assert d.ledger.balance(OPEN_WAGERS) == self.stakes + d.held_stakes()
+        while d.held:
+            d.complete(order.choice(sorted(d.held)))
+        d.holding = False
+        replies = {cid: d.replies.pop(cid) for cid, *_ in asked}
+        replied = [cid for cid in d.answered[answered:] if cid in replies]
+        for player in PLAYERS:
+            mine = [cid for cid, p, *_ in asked if p == player]
+            assert [cid for cid in replied if cid in mine] == mine, "a player's replies reordered"
+        events = d.emits[emitted:]
+        for cid, player, bet, cancel in asked:
+            reply = replies[cid]
+            named = (round_id, player, bet.bet_id)
+            if cancel:
+                cancelled = [
+                    e
+                    for e in events
+                    if e.name == "bet_cancelled"
+                    and (e.round_id, e.data["wager"]["player_id"], e.data["wager"]["bet_id"])
+                    == named
+                ]
+                assert len(cancelled) == (reply.refusal is None), (reply, cancelled)
+                if reply.refusal is None:
+                    self.cancelled.add(named)
+                    self.standing[round_id][player].remove(bet)
+                continue
+            accepted = [a for a in _accepted(events) if a[:3] == named]
+            if reply.refusal is None:
+                assert reply.data is not None and reply.data["retried"] is False
+                assert accepted == [(*named, bet.amount)], (reply, accepted)
+                stood = replace(bet, spot=reply.data["spot"])
+                self.bets.append(stood)
+                self.standing[round_id][player].append(stood)
+            else:
+                assert accepted == [], "a refused bet was announced"
+                if reply.refusal.code == "storage_failed":
+                    assert d.faults.raised[faults:], reply
         self._after()
 
     @precondition(lambda self: bool(self.d and self.bets))

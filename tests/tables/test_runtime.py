@@ -4,6 +4,8 @@ written before anything is revealed, and per-viewer views."""
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 from server.core import commands as cmd
 from server.core.commands import Tick
@@ -209,5 +211,48 @@ def test_a_command_for_a_table_whose_task_was_cancelled_is_answered_at_once() ->
         )
         assert reply.refusal is not None and reply.refusal.code == "table_unavailable"
         assert h.balance("alice") == 10_000
+
+    run(scenario())
+
+
+def test_a_burst_of_bets_is_written_together_and_acknowledged_once_durable(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Forty players bet in the same instant. The table takes every bet while the earlier
+    ones are being written: with the ledger's writer held up, all forty debits queue behind
+    it (one table step per write would queue one), no bet is acknowledged before its debit
+    is durable, and once the writer goes on the forty are one group commit. The journal holds
+    the bets in the order the table took them."""
+
+    async def scenario() -> None:
+        h = Harness("roulette", data_dir=tmp_path, seats=40, wheel="single_zero")
+        players = [f"p{n}" for n in range(40)]
+        for player in players:
+            h.fund(player)
+        await h.start()
+        r = h.table.round_id
+        writer = h.ledger._writer
+        release = threading.Event()
+        blocker = writer.submit(lambda db: release.wait(30))
+        groups = writer.groups
+        bets = [
+            asyncio.ensure_future(
+                h.table.submit(cmd.Place(p, round_id=r, bet_id="b", spot="red", amount=100))
+            )
+            for p in players
+        ]
+        give_up = time.monotonic() + 30
+        while writer._queue.qsize() < len(players) and time.monotonic() < give_up:
+            await asyncio.sleep(0.001)
+        assert writer._queue.qsize() == len(players), "the table waited for each write"
+        assert not any(b.done() for b in bets), "a bet was acknowledged before it was durable"
+        release.set()
+        replies = await asyncio.gather(*bets)
+        assert blocker.result() is True
+        assert all(reply.refusal is None for reply in replies)
+        assert writer.groups - groups == 2  # the held-up write, then the forty together
+        assert [r.payload["player"] for r in h.journal.records(r) if r.kind == "bet"] == players
+        await h.clock.advance(10)
+        assert h.journal.status(r) is RoundStatus.SETTLED
+        assert h.ledger.total() == 0 and h.ledger.reconcile() == {}
+        await h.stop()
 
     run(scenario())
