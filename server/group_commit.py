@@ -45,6 +45,7 @@ from server.stores import StorageError
 
 __all__ = [
     "Backend",
+    "Batched",
     "GroupCommitWriter",
     "Verdict",
     "hold_in_flight",
@@ -131,6 +132,9 @@ class Backend(ABC, Generic[C]):
     # ``rollback_to``); False: a write that raises undoes its group, made again one by one.
     savepoints: ClassVar[bool] = False
     max_group: ClassVar[int | None] = None  # at most this many writes a transaction
+    # True: a run of ``Batched`` writes is applied set-based, a few statements for the run
+    # (worth it where each statement is a round trip); False: each alone, as ``apply``.
+    batches: ClassVar[bool] = False
     attempts: ClassVar[int] = 1  # a write alone, undone by the database, is made this often
     errors: ClassVar[tuple[type[BaseException], ...]]  # what the database library raises
 
@@ -185,14 +189,38 @@ class Backend(ABC, Generic[C]):
 # --- the writer ---------------------------------------------------------------------------
 
 
+_Outcome = tuple[bool, Any]  # (True, what ``apply`` returned) or (False, what it fails with)
+
+
+@dataclass(frozen=True, slots=True)
+class Batched:
+    """A write that may be applied set-based with the writes queued next to it (on a backend
+    with ``batches``): of a run of consecutive batched writes in a group, ``many(conn,
+    items)`` is called once for all the items of its kind, in their order, and returns one
+    outcome per item — ``(True, value)``, or ``(False, exception)`` for an item refused for
+    its own reason, which ``many`` left unapplied without undoing the others. Writes of
+    different kinds in one run must commute (a ledger's batches and a journal's records);
+    anything ``many`` raises undoes the group, whose writes are then made one by one."""
+
+    many: Callable[[Any, list[Any]], list[_Outcome]]
+    item: Any
+
+    def apply(self, conn: Any) -> Any:
+        """The write alone (what a backend without ``batches`` applies)."""
+        ((ok, value),) = self.many(conn, [self.item])
+        if not ok:
+            raise value
+        return value
+
+
 @dataclass(slots=True)
 class _Write:
     apply: Callable[[Any], Any]
     future: concurrent.futures.Future[Any]
+    batched: Batched | None = None
 
 
 _STOP: Final = object()
-_Outcome = tuple[bool, Any]  # (True, what ``apply`` returned) or (False, what it fails with)
 
 
 class _Undo(Exception):
@@ -228,12 +256,17 @@ class GroupCommitWriter(Generic[C]):
     # --- the callers' side ---------------------------------------------------------------
 
     def submit(
-        self, apply: Callable[[C], T], *, counted: bool = True
+        self,
+        apply: Callable[[C], T],
+        *,
+        counted: bool = True,
+        batched: Batched | None = None,
     ) -> concurrent.futures.Future[T]:
         """Queue ``apply(connection)``; the future resolves once its transaction is durable,
         with what ``apply`` returned or raised (``StorageError`` when the database failed).
         With ``counted`` the write is in ``writes_in_flight`` until it resolves (``run``
-        counts it itself, until the event loop has the result)."""
+        counts it itself, until the event loop has the result). ``batched``: the same write,
+        to be applied set-based with its neighbours where the backend ``batches``."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         with self._close_lock:
             if self._closed:
@@ -242,18 +275,18 @@ class GroupCommitWriter(Generic[C]):
             if counted:
                 _count_in_flight(+1)
                 future.add_done_callback(lambda _: _count_in_flight(-1))
-            self._queue.put(_Write(apply, future))
+            self._queue.put(_Write(apply, future, batched))
         return future
 
     def call(self, apply: Callable[[C], T]) -> T:
         """``submit`` and wait: for tools, recovery and tests, never on a busy event loop."""
         return self.submit(apply).result()
 
-    async def run(self, apply: Callable[[C], T]) -> T:
+    async def run(self, apply: Callable[[C], T], *, batched: Batched | None = None) -> T:
         """``submit`` and await, without blocking the event loop."""
         _count_in_flight(+1)
         try:
-            return await asyncio.wrap_future(self.submit(apply, counted=False))
+            return await asyncio.wrap_future(self.submit(apply, counted=False, batched=batched))
         finally:
             _count_in_flight(-1)
 
@@ -356,7 +389,17 @@ class GroupCommitWriter(Generic[C]):
         a write raises ends the transaction (``_Undo``)."""
         backend = self._backend
         outcomes: list[_Outcome] = []
-        for write in writes:
+        at = 0
+        while at < len(writes):
+            if backend.batches and writes[at].batched is not None:
+                end = at + 1
+                while end < len(writes) and writes[end].batched is not None:
+                    end += 1
+                outcomes += self._batched(conn, writes[at:end])
+                at = end
+                continue
+            write = writes[at]
+            at += 1
             if backend.savepoints:
                 backend.savepoint()
             try:
@@ -373,6 +416,23 @@ class GroupCommitWriter(Generic[C]):
                     backend.release()
                 outcomes.append((True, value))
         return outcomes
+
+    @staticmethod
+    def _batched(conn: C, run: list[_Write]) -> list[_Outcome]:
+        """A run of batched writes: each kind's items in one call, in their order."""
+        kinds: dict[Callable[[Any, list[Any]], list[_Outcome]], list[int]] = {}
+        for n, write in enumerate(run):
+            assert write.batched is not None
+            kinds.setdefault(write.batched.many, []).append(n)
+        outcomes: list[_Outcome | None] = [None] * len(run)
+        for many, positions in kinds.items():
+            try:
+                done = many(conn, [run[n].batched.item for n in positions])  # type: ignore[union-attr]
+            except Exception as exc:
+                raise _Undo(exc) from exc
+            for n, outcome in zip(positions, done, strict=True):
+                outcomes[n] = outcome
+        return [o for o in outcomes if o is not None]
 
     def _undone(
         self, writes: list[_Write], exc: BaseException, *, again: bool, by_a_write: bool

@@ -258,6 +258,7 @@ class _PgBackend(Backend[psycopg.Connection[Any]]):
 
     thread_name = "pg-writer"
     max_group = MAX_GROUP
+    batches = True  # a run of bets' debits or records: three statements, not three each
     attempts = ROLLBACK_RETRIES
     errors = (psycopg.Error,)
 

@@ -10,6 +10,7 @@ them, so a caller (the table runtime) handles every implementation alike.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -34,6 +35,27 @@ class _GuardedWriter:
 
     def __init__(self, writer: Any, guard: Callable[[Any], None]) -> None:
         self._writer, self._guard = writer, guard
+        # A batched write's set-based function, guarded: one wrapper each, so that this
+        # table's writes queued together still make one call (``group_commit.Batched``).
+        self._many: dict[Any, Callable[[Any, list[Any]], Any]] = {}
+
+    def _batched(self, batched: Any) -> Any:
+        """``batched`` (a ``group_commit.Batched``) with its set-based function guarded:
+        one wrapper per function, so this table's writes queued together make one call."""
+        if batched is None:
+            return None
+        many = self._many.get(batched.many)
+        if many is None:
+            many = self._many[batched.many] = self._guard_many(batched.many)
+        return dataclasses.replace(batched, many=many)
+
+    def _guard_many(
+        self, inner: Callable[[Any, list[Any]], Any]
+    ) -> Callable[[Any, list[Any]], Any]:
+        def many(conn: Any, items: list[Any]) -> Any:
+            return self._wrap(lambda c: inner(c, items))(conn)
+
+        return many
 
     def _wrap(self, apply: Callable[[Any], T]) -> Callable[[Any], T]:
         def guarded(conn: Any) -> T:
@@ -52,8 +74,8 @@ class _GuardedWriter:
         result: T = self._writer.call(self._wrap(apply))
         return result
 
-    async def run(self, apply: Callable[[Any], T]) -> T:
-        result: T = await self._writer.run(self._wrap(apply))
+    async def run(self, apply: Callable[[Any], T], *, batched: Any = None) -> T:
+        result: T = await self._writer.run(self._wrap(apply), batched=self._batched(batched))
         return result
 
 

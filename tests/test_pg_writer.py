@@ -155,17 +155,24 @@ class _CountingGuard:
 
 
 def test_a_guard_is_checked_once_per_transaction(postgres_url: str) -> None:
-    """A table's fence, locked by its check until the commit, is asked once per group —
-    and again by each write made alone after a refusal undid the group."""
+    """A table's fence, locked by its check until the commit, is asked once per group. A
+    debit refused in a group of bets' debits (set-based, ``Batched``) is refused alone; a
+    refusal that undoes its group (a settlement's ``apost_many``) has each write made alone
+    after it, each asking again."""
     ledger = PgLedger(postgres_url)
     ledger.open_account("house", may_go_negative=True)
     ledger.open_account("p")
     guard = _CountingGuard()
     view = guarded(ledger, guard)
 
-    async def together(*batches: tuple[str, Transfer]) -> list[Any]:
+    async def together(*batches: tuple[str, Transfer], many: bool = False) -> list[Any]:
         release, _ = _hold(ledger._writer)  # the batches queue up and make one group
-        posts = [asyncio.ensure_future(view.apost(key, [t])) for key, t in batches]
+        posts = [
+            asyncio.ensure_future(
+                view.apost_many([(key, [t])]) if many and key == "big" else view.apost(key, [t])
+            )
+            for key, t in batches
+        ]
         await asyncio.sleep(0.2)
         release.set()
         return await asyncio.gather(*posts, return_exceptions=True)
@@ -176,8 +183,14 @@ def test_a_guard_is_checked_once_per_transaction(postgres_url: str) -> None:
     overdraft = ("big", Transfer("p", "house", 1000, "bet"))
     results = asyncio.run(together(("d5", deposits[0][1]), overdraft, ("d6", deposits[0][1])))
     assert isinstance(results[1], InsufficientFunds)
-    assert guard.calls == 1 + 1 + 3  # the undone group's check, then each write's own
+    assert guard.calls == 1 + 1  # refused alone: the group committed the others
     assert ledger.balance("p") == 70
+    results = asyncio.run(
+        together(("d7", deposits[0][1]), overdraft, ("d8", deposits[0][1]), many=True)
+    )
+    assert isinstance(results[1], InsufficientFunds)
+    assert guard.calls == 2 + 1 + 3  # the undone group's check, then each write's own
+    assert ledger.balance("p") == 90
     ledger.close()
 
 

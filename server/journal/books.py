@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from typing import Any
 
+from server.group_commit import Batched
 from server.journal.journal import JournalRecord, RoundStatus
 
 __all__ = ["JournalBooks", "SettleMeters"]
@@ -74,6 +75,9 @@ class JournalBooks:
     _writer: Any
     _open_round: Callable[..., None]
     _append: Callable[..., int]
+    # ``(connection, [(round_id, kind, payload, player), ...]) -> [(ok, seq or exception)]``:
+    # where the store appends the records queued together set-based (``group_commit.Batched``).
+    _append_each: Callable[..., list[tuple[bool, Any]]] | None = None
     _finish_round: Callable[..., None]
     _save_state: Callable[..., None]
     _STYLE = ":{}"
@@ -104,7 +108,9 @@ class JournalBooks:
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
     ) -> int:
         apply = partial(type(self)._append, round_id, kind, payload, player)
-        seq: int = await self._writer.run(apply)
+        each = type(self)._append_each
+        batched = None if each is None else Batched(each, (round_id, kind, payload, player))
+        seq: int = await self._writer.run(apply, batched=batched)
         return seq
 
     def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:

@@ -80,6 +80,52 @@ def _append(
     return int(seq)
 
 
+def _append_each(
+    conn: _Conn, items: list[tuple[str, str, dict[str, Any], str | None]]
+) -> list[tuple[bool, Any]]:
+    """Append the records queued together — the bets of every table of the node — in two
+    round trips however many they are: lock their rounds' rows, then insert the players and
+    the records of the rounds still open, in the order given (their ``seq`` follows it). A
+    record for a round not open is refused alone (``group_commit.Batched``)."""
+    rounds = sorted({round_id for round_id, *_ in items})
+    status = dict(
+        conn.execute(
+            "SELECT round_id, status FROM rounds WHERE round_id = ANY(%s) "
+            "ORDER BY round_id FOR UPDATE",
+            (rounds,),
+        ).fetchall()
+    )
+    outcomes: list[tuple[bool, Any]] = []
+    taken: list[tuple[str, str, str]] = []
+    players: dict[tuple[str, str], None] = {}
+    for round_id, kind, payload, player in items:
+        now = status.get(round_id)
+        if now != RoundStatus.OPEN.value:
+            said = "was never opened" if now is None else f"is already {now}"
+            outcomes.append((False, ValueError(f"round {round_id!r} {said}")))
+            continue
+        outcomes.append((True, None))
+        taken.append((round_id, kind, json.dumps(payload, separators=(",", ":"), sort_keys=True)))
+        if player is not None:
+            players[(round_id, player)] = None
+    if not taken:
+        return outcomes
+    seqs = conn.execute(
+        "WITH p AS (INSERT INTO round_players(round_id, player_id) SELECT * FROM "
+        "unnest(%s::text[], %s::text[]) ON CONFLICT DO NOTHING) "
+        "INSERT INTO records(round_id, kind, payload) SELECT r, k, j FROM "
+        "unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS u(r, k, j, n) "
+        "ORDER BY n RETURNING seq",
+        (
+            [round_id for round_id, _ in players],
+            [player for _, player in players],
+            *(list(column) for column in zip(*taken, strict=True)),
+        ),
+    ).fetchall()
+    numbers = iter(sorted(int(seq) for (seq,) in seqs))  # assigned in the order inserted
+    return [(True, next(numbers)) if ok else (ok, value) for ok, value in outcomes]
+
+
 def _finish_round(round_id: str, status: RoundStatus, payload: dict[str, Any], conn: _Conn) -> None:  # fmt: skip  # noqa: E501
     _require_open(conn, round_id)
     seq = _insert(conn, round_id, status.value, payload)
@@ -104,6 +150,7 @@ class PgJournal(JournalBooks):
     _PLACEHOLDER, _LOCK = "%s", " FOR UPDATE"  # nodes settling one link queue on its rows
     _open_round = staticmethod(_open_round)
     _append = staticmethod(_append)
+    _append_each = staticmethod(_append_each)
     _finish_round = staticmethod(_finish_round)
     _save_state = staticmethod(_save_state)
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
+from server.group_commit import Batched
 from server.wallet.ledger import (
     MAX_AMOUNT,
     IdempotencyConflict,
@@ -81,6 +82,9 @@ class Books:
     _writer: Any
     _apply: Callable[..., PostResult]
     _apply_many: Callable[..., list[PostResult]]
+    # ``(connection, [(key, rows), ...]) -> [(ok, PostResult or exception), ...]``: where the
+    # store posts the batches queued together set-based (``group_commit.Batched``).
+    _post_each: Callable[..., list[tuple[bool, Any]]] | None = None
 
     def __init__(self) -> None:
         # Debits posted with ``apost`` and not yet committed (or refused), per account.
@@ -109,8 +113,10 @@ class Books:
 
     async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
         apply = self._batch(key, transfers)
+        each = type(self)._post_each
+        batched = None if each is None else Batched(each, self._rows_of(key, transfers))
         with self._pending(transfers):
-            result: PostResult = await self._writer.run(apply)
+            result: PostResult = await self._writer.run(apply, batched=batched)
         return result
 
     async def apost_many(

@@ -38,7 +38,30 @@ def _apply_many(
     """Post ``batches`` (distinct keys) in order inside the writer's transaction, in three
     round trips however many they are: claim the keys, lock the accounts, write the
     transfers and balances. A round's settlement is one such call, not a queue of batches
-    at three round trips each that bets would wait behind."""
+    at three round trips each that bets would wait behind. One refused: it raises, and the
+    transaction undoes them all."""
+    results = []
+    for ok, value in _post(conn, batches, each=False):
+        assert ok
+        results.append(value)
+    return results
+
+
+def _post_each(
+    conn: psycopg.Connection[Any], batches: list[tuple[str, list[Row]]]
+) -> list[tuple[bool, Any]]:
+    """Post ``batches`` — the bets' debits queued together from every table of the node —
+    each on its own: the same three round trips for all of them, and a batch refused (the
+    player's balance, an unknown account, a key posted with other transfers) is refused
+    alone, its outcome the exception, the others posted (``group_commit.Batched``)."""
+    if len({key for key, _ in batches}) != len(batches):
+        raise ValueError("a batch key twice in one group")  # made one by one instead
+    return _post(conn, batches, each=True)
+
+
+def _post(
+    conn: psycopg.Connection[Any], batches: list[tuple[str, list[Row]]], *, each: bool
+) -> list[tuple[bool, Any]]:
     # The keys first: a batch posted before (or being posted by another node this instant,
     # whose transaction the insert waits for) is a replay, whatever the balances say now.
     claimed = {
@@ -66,20 +89,30 @@ def _apply_many(
     held = {name: balance for name, (balance, _) in locked.items()}
     total: dict[str, int] = {}
     rows: list[tuple[Any, ...]] = []
-    results: dict[str, PostResult] = {}
+    results: dict[str, tuple[bool, Any]] = {}
     for key, wanted, seq in new:  # in order: each batch sees the balances the last left
         delta = net_changes(wanted)
         balances: dict[str, int] = {}
-        for account in sorted(delta):  # a refusal raises: the transaction undoes it all
-            if account not in locked:
-                raise LedgerError(f"no account {account!r}")
-            balances[account] = new_balance(
-                account, held[account], locked[account][1], delta[account]
-            )
-            held[account] = balances[account]
+        try:
+            for account in sorted(delta):
+                if account not in locked:
+                    raise LedgerError(f"no account {account!r}")
+                balances[account] = new_balance(
+                    account, held[account], locked[account][1], delta[account]
+                )
+        except LedgerError as exc:
+            if not each:  # a refusal raises: the transaction undoes it all
+                raise
+            results[key] = (False, exc)
+            continue
+        for account, balance in balances.items():
+            held[account] = balance
             total[account] = total.get(account, 0) + delta[account]
         rows += [(seq, idx, *r) for idx, r in enumerate(wanted)]
-        results[key] = PostResult(key, True, seq, balances)
+        results[key] = (True, PostResult(key, True, seq, balances))
+    refused = [key for key, (ok, _) in results.items() if not ok]
+    if refused:  # their claims go: the keys may be posted later
+        conn.execute("DELETE FROM batches WHERE key = ANY(%s)", (refused,))
     if rows:
         columns = list(zip(*rows, strict=True))
         changed = [(account, change) for account, change in total.items() if change]
@@ -97,9 +130,15 @@ def _apply_many(
         )
     for key, wanted in batches:
         if key not in results:
-            existing = posted_before(conn, "%s", key, wanted)
+            try:
+                existing = posted_before(conn, "%s", key, wanted)
+            except LedgerError as exc:
+                if not each:
+                    raise
+                results[key] = (False, exc)
+                continue
             assert existing is not None
-            results[key] = existing
+            results[key] = (True, existing)
     return [results[key] for key, _ in batches]
 
 
@@ -110,6 +149,7 @@ class PgLedger(Books):
     _S = "%(s)s"
     _apply = staticmethod(_apply)
     _apply_many = staticmethod(_apply_many)
+    _post_each = staticmethod(_post_each)
 
     def __init__(self, url: str) -> None:
         super().__init__()

@@ -266,3 +266,59 @@ def test_tables_racing_on_one_link_lose_nothing_and_pay_each_hit_once(
     assert len(mystery_paid) >= tables * rounds * 50 // 200 and all(10_000 < a <= 25_000 for a in mystery_paid)  # fmt: skip  # noqa: E501
     mystery = states["floor/mystery_bonus"]
     assert mystery is not None and 10_000 < mystery["hit_value"] <= 20_000
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_records_written_together_are_each_answered_in_order(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Bets' records of several tables queued behind a busy writer are one group (on
+    PostgreSQL one set-based insert): they keep the order they were made in, each players'
+    round is noted for recall, and a record for a round already finished is refused alone."""
+    import asyncio
+    import threading
+
+    if store == "sqlite":
+        journal: Any = SqliteJournal(tmp_path / "journal.sqlite")
+    else:
+        journal = PgJournal(request.getfixturevalue("postgres_url"))
+    journal.open_round("t1", "a1", {})
+    journal.open_round("t2", "b1", {})
+    journal.open_round("t3", "c1", {})
+    journal.finish_round("c1", RoundStatus.VOIDED, {"reason": "test"})
+    release = threading.Event()
+
+    async def together() -> list[Any]:
+        started = threading.Event()
+        blocker = journal._writer.submit(lambda conn: started.set() or release.wait(10))
+        assert started.wait(10)  # the writer is busy: what comes next queues behind it
+        writes = [
+            asyncio.ensure_future(journal.aappend(round_id, "bet", {"n": n}, player=f"p{n}"))
+            for n, round_id in enumerate(["a1", "b1", "c1", "a1", "b1", "a1"])
+        ]
+        # A round opened between them and its first record: the runs of records on either
+        # side of the opening are written apart, in order.
+        opened = asyncio.ensure_future(journal.aopen_round("t4", "d1", {}))
+        await asyncio.sleep(0)
+        first = asyncio.ensure_future(journal.aappend("d1", "bet", {"n": 6}, player="p6"))
+        await asyncio.sleep(0.1)
+        release.set()
+        results = await asyncio.gather(*writes, return_exceptions=True)
+        await opened
+        results.append(await first)
+        assert blocker.result() is True
+        return results
+
+    groups = journal._writer.groups
+    results = asyncio.run(together())
+    assert journal._writer.groups - groups == 2  # the blocker, then all eight together
+    assert isinstance(results[2], ValueError) and "already voided" in str(results[2])
+    seqs = [r for n, r in enumerate(results) if n != 2]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 6
+    assert [r.kind for r in journal.records("d1")] == ["opened", "bet"]
+    assert [r.payload["n"] for r in journal.records("a1") if r.kind == "bet"] == [0, 3, 5]
+    assert [r.payload["n"] for r in journal.records("b1") if r.kind == "bet"] == [1, 4]
+    assert [r.kind for r in journal.records("c1")] == ["opened", "voided"]
+    journal.finish_round("a1", RoundStatus.SETTLED, {})
+    assert journal.player_rounds("p3") == ["a1"] and journal.player_rounds("p2") == []
+    journal.close()

@@ -580,3 +580,61 @@ def test_croupier_wallet_works_on_either_store_and_reconcile_finds_a_mismatch(
     out = capsys.readouterr().out
     assert "MISMATCH player:ann: balance 3807, its transfers say 3800" in out
     assert "the balances sum to 7, not 0" in out
+
+
+def test_debits_written_together_are_each_answered_alone(store: Store) -> None:
+    """Bets' debits queued behind a busy writer are one group (on PostgreSQL one set-based
+    write): a debit the balance does not cover, a key posted before (a replay), the same key
+    with other transfers and an unknown account are each refused or answered alone, and the
+    others are posted; the refused debit's key may be posted later."""
+    ledger = _ledger(store)
+    bob = player_account("bob")
+    ledger.open_account(bob)
+    ledger.post("grant:bob", [Transfer(PLAY_MONEY_ISSUER, bob, 1_000, "grant")])
+    ledger.post("bet:r1:bob:b0", [Transfer(bob, OPEN_WAGERS, 100, "wager", "r1", "b0")])
+    ledger.post("bet:r1:alice:b0", [Transfer(ALICE, OPEN_WAGERS, 500, "wager", "r1", "b0")])
+    release = threading.Event()
+    writer = ledger._writer  # type: ignore[attr-defined]
+
+    def bet(player: str, bet_id: str, amount: int) -> tuple[str, list[Transfer]]:
+        key = f"bet:r1:{player.split(':')[1]}:{bet_id}"
+        return key, [Transfer(player, OPEN_WAGERS, amount, "wager", "r1", bet_id)]
+
+    batches = [
+        bet(ALICE, "b1", 4_000),
+        bet(bob, "b1", 5_000),  # bob holds 900
+        bet(bob, "b0", 100),  # posted before: a replay
+        bet(ALICE, "b2", 4_000),
+        ("bet:r1:alice:b0", [Transfer(ALICE, OPEN_WAGERS, 300, "wager", "r1", "b0")]),  # conflict
+        ("bet:r1:nobody:b1", [Transfer("player:nobody", OPEN_WAGERS, 1, "wager")]),
+        bet(ALICE, "b3", 4_000),  # alice holds 1,500 by now
+        bet(bob, "b2", 900),
+    ]
+
+    async def together() -> list[Any]:
+        started = threading.Event()
+        blocker = writer.submit(lambda conn: started.set() or release.wait(10))
+        assert started.wait(10)  # the writer is busy: what comes next queues behind it
+        posts = [asyncio.ensure_future(ledger.apost(key, t)) for key, t in batches]
+        await asyncio.sleep(0.1)
+        release.set()
+        results = await asyncio.gather(*posts, return_exceptions=True)
+        assert blocker.result() is True
+        return results
+
+    groups = writer.groups
+    results = asyncio.run(together())
+    assert writer.groups - groups == 2  # the blocker, then all eight: none undid the group
+    assert [r.applied for r in (results[0], results[3], results[7])] == [True, True, True]
+    assert results[0].balances[ALICE] == 5_500 and results[3].balances[ALICE] == 1_500
+    assert isinstance(results[1], InsufficientFunds) and results[1].balance == 900
+    assert results[2].applied is False  # the replay: nothing moved again
+    assert isinstance(results[4], IdempotencyConflict)
+    assert isinstance(results[5], LedgerError) and "no account" in str(results[5])
+    assert isinstance(results[6], InsufficientFunds) and results[6].balance == 1_500
+    assert ledger.balance(ALICE) == 1_500 and ledger.balance(bob) == 0
+    assert ledger.balance(OPEN_WAGERS) == 100 + 500 + 8_000 + 900
+    assert ledger.available(ALICE) == 1_500  # nothing left pending
+    ledger.post("grant:bob:2", [Transfer(PLAY_MONEY_ISSUER, bob, 5_000, "grant")])
+    assert ledger.post(*bet(bob, "b1", 5_000)).applied  # the refused key was not used up
+    assert ledger.total() == 0 and ledger.reconcile() == {}
