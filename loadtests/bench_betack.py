@@ -171,7 +171,6 @@ def render(
         f"Command: `.venv/bin/python -m loadtests.bench_betack --viewers {viewers} "
         f"--tables {n_tables} --rates {rate_arg} --seconds {seconds:g} --bettors {bettors} "
         f"--interval {interval:g} --data-dirs {dirs}"
-        + ("" if result.get("path", "asis") == "asis" else f" --path {result['path']}")
         + ("" if result.get("scheduling", "normal") != "normal" else " --client-scheduling normal")
         + f"` ({machine_line()}; load average at the "
         f"end {result['loadavg']}).",
@@ -180,8 +179,7 @@ def render(
         f"{bettors} seated bettors, one bet every "
         f"{interval * 1e3:.0f} ms while betting is open, {seconds:g} s per phase; round trip "
         "`place_bet` → `bet_accepted` timed by the client. The server adds paced public "
-        "events through `TableRuntime._emit_raw` (or, with `--path`, a prototype delivery "
-        "path from bench_fanout); *delivered* is what the viewers' clients "
+        "events through `TableRuntime._emit_raw`; *delivered* is what the viewers' clients "
         "counted (a server more than 50 ms behind sheds the excess rather than queueing it). "
         "Server pinned to CPU 0, clients to CPU 1; the bettors' process, the measuring "
         f"instrument, is scheduled {result.get('scheduling', 'normal')} on CPU 1 (`--client-"
@@ -248,13 +246,6 @@ def main() -> int:
         "(disk vs tmpfs separates fsync time from broadcast time)",
     )
     parser.add_argument(
-        "--path",
-        default="asis",
-        choices=["asis", "one_broadcast", "coalesce"],
-        help="delivery path of the paced events: the shipped one, or a prototype "
-        "(see bench_fanout)",
-    )
-    parser.add_argument(
         "--client-scheduling",
         default="realtime",
         choices=["realtime", "normal"],
@@ -272,7 +263,7 @@ def main() -> int:
         args.bettors,
         args.interval,
         [d for d in args.data_dirs.split(",") if d],
-        args.path,
+        "asis",
         args.client_scheduling == "realtime",
     )
     text = render(

@@ -402,33 +402,6 @@ async def run_bettors(
 FANOUT_EVENT = {"target": "player", "card": "KH", "seq": 3, "face_up": True}
 
 
-class _Coalescer:
-    """Prototype of per-connection, per-tick coalescing: the frame is serialised once per
-    event; each connection gets its pending frames in one ``transport.write`` at the end of
-    the event loop's tick."""
-
-    def __init__(self) -> None:
-        self.pending: dict[Any, list[bytes]] = {}
-        self.scheduled = False
-
-    def add(self, ws: Any, wire: bytes) -> None:
-        frames = self.pending.get(ws)
-        if frames is None:
-            self.pending[ws] = [wire]
-            if not self.scheduled:
-                self.scheduled = True
-                asyncio.get_running_loop().call_soon(self.flush)
-        else:
-            frames.append(wire)
-
-    def flush(self) -> None:
-        pending, self.pending, self.scheduled = self.pending, {}, False
-        for ws, frames in pending.items():
-            transport = ws.transport
-            if transport is not None and not transport.is_closing():
-                transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
-
-
 class ServerHarness:
     """A croupier Service (or a bare websockets server) plus the commands the benchmarks
     send it. Runs inside the server process."""
@@ -508,12 +481,24 @@ class ServerHarness:
                     table=table_id or "t", seq=1, round="t.1", event="card_dealt", data=FANOUT_EVENT
                 )
             )
+            if mode == "broadcast":  # websockets' own: the frame built once per connection
 
-            def bare() -> int:
-                broadcast(conns, payload)
-                return len(conns)
+                def bare() -> int:
+                    broadcast(conns, payload)
+                    return len(conns)
 
-            return bare
+                return bare
+            from server.net.fanout import ws_binary_frame
+
+            transports = [c.transport for c in conns]
+
+            def framed_once() -> int:  # the fair baseline: framed once, written to each
+                wire = ws_binary_frame(payload)
+                for transport in transports:
+                    transport.write(wire)
+                return len(transports)
+
+            return framed_once
         table = self.service.casino.tables[table_id]
         if mode == "asis":  # the production path: TableRuntime._emit_raw
 
@@ -522,72 +507,6 @@ class ServerHarness:
                 return len(table.viewers)
 
             return asis
-        from websockets.protocol import OPEN
-
-        metrics = self.service.metrics
-        max_backlog = self.service.limits.max_backlog
-
-        def open_public_ws() -> list[Any]:
-            """The same checks as ``_Session.send_frame``, once per viewer per event."""
-            out = []
-            for viewer in table.viewers:
-                session = viewer.session
-                ws = session.ws
-                transport = ws.transport
-                if session.closing or transport is None or ws.protocol.state is not OPEN:
-                    continue
-                if transport.get_write_buffer_size() > max_backlog:
-                    session.send_frame(b"")  # takes the slow-viewer branch and closes it
-                    continue
-                out.append(ws)
-            return out
-
-        if mode == "one_broadcast":  # prototype: one broadcast() per event
-
-            def one() -> int:
-                round_id = table.round_id or ""
-                seq = table.core.event(round_id, "card_dealt", FANOUT_EVENT, None).seq
-                frame = encode(
-                    TableEvent(
-                        table=table.id,
-                        seq=seq,
-                        round=round_id,
-                        event="card_dealt",
-                        data=FANOUT_EVENT,
-                    )
-                )
-                table.history.append(seq, frame, None)
-                targets = open_public_ws()
-                broadcast(targets, frame)
-                metrics.frames_fanout.value += len(targets)
-                return len(targets)
-
-            return one
-        if mode == "coalesce":  # prototype: serialise once, one write per connection per tick
-            coalescer = _Coalescer()
-
-            def coalesce() -> int:
-                round_id = table.round_id or ""
-                seq = table.core.event(round_id, "card_dealt", FANOUT_EVENT, None).seq
-                frame = encode(
-                    TableEvent(
-                        table=table.id,
-                        seq=seq,
-                        round=round_id,
-                        event="card_dealt",
-                        data=FANOUT_EVENT,
-                    )
-                )
-                table.history.append(seq, frame, None)
-                wire = server_frame(frame)
-                targets = open_public_ws()
-                add = coalescer.add
-                for ws in targets:
-                    add(ws, wire)
-                metrics.frames_fanout.value += len(targets)
-                return len(targets)
-
-            return coalesce
         raise ValueError(f"unknown mode {mode!r}")
 
     async def fanout(self, mode: str, table: str | None, events: int, burst: int) -> dict[str, Any]:

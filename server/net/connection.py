@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +95,41 @@ class _Viewer:
         return self.session.write_wire(wire)
 
 
+class _Outbox:
+    """The connections with frames to write at the end of this turn of the event loop. A
+    table event is encoded and framed once (``fanout``); a connection that takes several in
+    one turn (a baccarat hand deals its cards in one step, a viewer watches several tables)
+    gets them in one ``transport.write``, one system call instead of one a frame."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._sessions: list[_Session] = []
+
+    def add(self, session: _Session) -> None:
+        if not self._sessions:
+            self._loop.call_soon(self._flush)
+        self._sessions.append(session)
+
+    def _flush(self) -> None:
+        sessions, self._sessions = self._sessions, []
+        for session in sessions:
+            session.flush()
+
+
+_OUTBOXES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Outbox] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _outbox() -> _Outbox:
+    """The running loop's outbox (one per loop: a test's loops never share one)."""
+    loop = asyncio.get_running_loop()
+    outbox = _OUTBOXES.get(loop)
+    if outbox is None:
+        outbox = _OUTBOXES[loop] = _Outbox(loop)
+    return outbox
+
+
 class _Session:
     def __init__(
         self, ws: ServerConnection, floor: Floor, metrics: Metrics, limits: ConnectionLimits
@@ -115,6 +151,9 @@ class _Session:
         # (``in_lane``); the connection reads on while they are written.
         self._lanes: dict[str, asyncio.Task[None]] = {}
         self.unwatch: Any = None  # a station's touchscreen: stop its status updates
+        self._pending: list[bytes] | None = None  # frames of this turn, not yet written
+        self._pending_bytes = 0
+        self._outbox = _outbox()
 
     # --- sending -----------------------------------------------------------------------------
 
@@ -126,18 +165,33 @@ class _Session:
             self.metrics.frames_direct.value += 1
 
     def write_wire(self, wire: bytes) -> bool:
-        """Write an already framed message (``fanout``) if this connection can take it."""
+        """Send an already framed message (``fanout``) if this connection can take it: at
+        the end of the event loop's turn, with every other frame of the turn for this
+        connection, in one ``transport.write`` (``_Outbox``)."""
         if self.closing or self.ws.state is not State.OPEN:
             self.metrics.shed_closing.value += 1
             return False
         transport = self.ws.transport
-        if transport.get_write_buffer_size() > self.limits.max_backlog:
+        if transport.get_write_buffer_size() + self._pending_bytes > self.limits.max_backlog:
             self.metrics.shed_too_slow.value += 1
             self.metrics.inc("croupier_slow_viewers_disconnected_total")
             self._close(CLOSE_TOO_SLOW, "too slow to follow the table; resume from your last seq")
             return False
-        transport.write(wire)
+        pending = self._pending
+        if pending is None:
+            self._pending = [wire]
+            self._outbox.add(self)
+        else:
+            pending.append(wire)
+        self._pending_bytes += len(wire)
         return True
+
+    def flush(self) -> None:
+        """Write the frames of this turn (frames taken before a close still go out first:
+        the close frame is written by a task that runs after this turn)."""
+        frames, self._pending, self._pending_bytes = self._pending, None, 0
+        if frames and self.ws.state is State.OPEN:
+            self.ws.transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
 
     def _close(self, code: int, reason: str) -> None:
         """Stop sending and close the connection with ``code`` (outside the reader loop,

@@ -1,11 +1,17 @@
 """The server frames a message once for every viewer (server.net.fanout): the bytes must be
-exactly the unmasked binary frame RFC 6455 5.2 defines, at every length encoding."""
+exactly the unmasked binary frame RFC 6455 5.2 defines, at every length encoding; and a
+connection's frames of one event-loop turn go out in one write (server.net.connection)."""
+
+import asyncio
 
 import pytest
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 from websockets.streams import StreamReader
 
+from server.net.connection import ConnectionLimits, _Session
 from server.net.fanout import fanout, ws_binary_frame
+from server.net.metrics import Metrics
 
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65_535, 65_536, 200_000])
@@ -37,3 +43,56 @@ def test_fanout_frames_once_and_counts_who_took_it() -> None:
     assert fanout(targets, b"hello") == 2
     assert targets[0].wires == targets[2].wires == [ws_binary_frame(b"hello")]
     assert targets[0].wires[0] is targets[2].wires[0]  # the very same bytes
+
+
+class _Transport:
+    def __init__(self, log: list[object]) -> None:
+        self.log = log
+
+    def write(self, data: bytes) -> None:
+        self.log.append(data)
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+class _Ws:
+    """What a session touches of a websockets ``ServerConnection``."""
+
+    def __init__(self) -> None:
+        self.log: list[object] = []
+        self.transport = _Transport(self.log)
+        self.state = State.OPEN
+
+    async def close(self, code: int, reason: str) -> None:
+        self.log.append(("close", code))
+        self.state = State.CLOSING
+
+
+def test_a_connections_frames_of_one_turn_go_out_in_one_write_and_before_a_close() -> None:
+    """Events dealt in one step (a baccarat hand's cards) reach a connection in one
+    ``transport.write`` at the end of the event loop's turn; frames taken before the
+    connection is closed still go out ahead of the close frame, none after it; and the
+    frames waiting count toward the slow-viewer limit."""
+
+    async def scenario() -> None:
+        ws = _Ws()
+        session = _Session(ws, None, Metrics(), ConnectionLimits(max_backlog=100))  # type: ignore[arg-type]
+        frames = [ws_binary_frame(bytes([n]) * 30) for n in range(3)]
+        for frame in frames:
+            assert session.write_wire(frame)
+        assert ws.log == []  # not yet: at the end of the turn
+        await asyncio.sleep(0)
+        assert ws.log == [b"".join(frames)]
+        assert session.write_wire(frames[0])
+        session._close(4008, "flood")
+        assert not session.write_wire(frames[1])  # closing: refused
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert ws.log[1:] == [frames[0], ("close", 4008)]
+        slow = _Session(_Ws(), None, Metrics(), ConnectionLimits(max_backlog=100))  # type: ignore[arg-type]
+        for frame in (*frames, frames[0]):  # 128 bytes waiting, past the limit of 100
+            assert slow.write_wire(frame)
+        assert not slow.write_wire(frames[1]) and slow.close_code == 4009
+
+    asyncio.run(scenario())
