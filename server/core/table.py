@@ -826,9 +826,15 @@ class TableCore:
         record = rec.Decision(player=player_id, spot=spot, decision=decision)
         events = apply_record(self.game, engine, record)
         added = [e.wager for e in events if isinstance(e, BetAccepted)]
-        for wager in added:  # wagers the decision adds (a War Wager, a Double Down ...)
-            yield from self._must(Post(bet_key(round_id, wager), (bet_transfer(round_id, wager),)))
-        yield from self._journal(record)
+        # The decision's record and the debits of the wagers it adds (a War Wager, a Double
+        # Down ...) are written together, like a bet's: nothing of the round goes on until
+        # both are durable, so a crash that leaves either alone leaves the round unfinished
+        # and recovery voids it, returning what was debited.
+        posts = [Post(bet_key(round_id, w), (bet_transfer(round_id, w),)) for w in added]
+        results = yield Wait((AppendRecord(round_id, record), *posts))
+        for result in results:
+            if isinstance(result, Failed | Refused):
+                raise TableFailure(str(result))
         # Answered: a further decision on the same hand (another hit) is a new request.
         del self.decisions[(player_id, spot)]
         yield from self._emit(events)

@@ -230,8 +230,9 @@ def test_a_burst_of_bets_is_written_together_and_acknowledged_once_durable(tmp_p
         await h.start()
         r = h.table.round_id
         writer = h.ledger._writer
-        release = threading.Event()
-        blocker = writer.submit(lambda db: release.wait(30))
+        started, release = threading.Event(), threading.Event()
+        blocker = writer.submit(lambda db: started.set() or release.wait(30))
+        assert started.wait(10)  # the writer is busy: the debits queue behind it
         groups = writer.groups
         bets = [
             asyncio.ensure_future(
