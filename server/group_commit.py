@@ -47,6 +47,7 @@ __all__ = [
     "Backend",
     "Batched",
     "GroupCommitWriter",
+    "Prepared",
     "Verdict",
     "hold_in_flight",
     "in_flight",
@@ -213,6 +214,15 @@ class Batched:
         return value
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A write made ready by a store but not submitted: ``apply`` (and its ``batched``
+    form), for ``GroupCommitWriter.run_all`` to apply with others in one transaction."""
+
+    apply: Callable[[Any], Any]
+    batched: Batched | None = None
+
+
 @dataclass(slots=True)
 class _Write:
     apply: Callable[[Any], Any]
@@ -242,7 +252,7 @@ class GroupCommitWriter(Generic[C]):
     def __init__(self, backend: Backend[C]) -> None:
         self.name = backend.name
         self._backend = backend
-        self._queue: queue.SimpleQueue[_Write | object] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Write | list[_Write] | object] = queue.SimpleQueue()
         self._closed = False
         self._close_lock = threading.Lock()
         self.verified: set[Any] = set()
@@ -277,6 +287,31 @@ class GroupCommitWriter(Generic[C]):
                 future.add_done_callback(lambda _: _count_in_flight(-1))
             self._queue.put(_Write(apply, future, batched))
         return future
+
+    async def run_all(self, writes: list[Prepared]) -> list[_Outcome]:
+        """Apply ``writes`` in the same transaction — queued as one, never split between
+        groups: a bet's journal record and its debit where one database keeps both — and
+        await them; each one's outcome, ``(True, value)`` or ``(False, exception)``."""
+        futures: list[concurrent.futures.Future[Any]] = [
+            concurrent.futures.Future() for _ in writes
+        ]
+        with self._close_lock:
+            if self._closed:
+                error = StorageError(f"the {self.name} writer is closed")
+                return [(False, error)] * len(writes)
+            self._queue.put(
+                [_Write(w.apply, f, w.batched) for w, f in zip(writes, futures, strict=True)]
+            )
+        _count_in_flight(+1)
+        try:
+            done = await asyncio.gather(
+                *(asyncio.wrap_future(f) for f in futures), return_exceptions=True
+            )
+        finally:
+            _count_in_flight(-1)
+        return [
+            (False, value) if isinstance(value, BaseException) else (True, value) for value in done
+        ]
 
     def call(self, apply: Callable[[C], T]) -> T:
         """``submit`` and wait: for tools, recovery and tests, never on a busy event loop."""
@@ -331,8 +366,11 @@ class GroupCommitWriter(Generic[C]):
         limit = self._backend.max_group
         item = self._queue.get()
         while item is not _STOP:
-            assert isinstance(item, _Write)
-            group.append(item)
+            if isinstance(item, list):  # writes submitted together stay together
+                group += item
+            else:
+                assert isinstance(item, _Write)
+                group.append(item)
             if limit is not None and len(group) >= limit:
                 return group, False
             try:
@@ -478,5 +516,6 @@ class GroupCommitWriter(Generic[C]):
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return
-            if isinstance(item, _Write) and item.future.set_running_or_notify_cancel():
-                item.future.set_exception(error)
+            for queued in item if isinstance(item, list) else [item]:
+                if isinstance(queued, _Write) and queued.future.set_running_or_notify_cancel():
+                    queued.future.set_exception(error)

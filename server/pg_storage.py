@@ -357,7 +357,20 @@ class PgWriter(GroupCommitWriter[psycopg.Connection[Any]]):
 
     def __init__(self, url: str, name: str) -> None:
         self.url = url
+        self._users = 1
         super().__init__(_PgBackend(url, name))
+
+    def shared(self) -> PgWriter:
+        """The writer for one more store (the ledger and the journal of one database share
+        one, so a bet's debit and its record commit together); each store ``close``s it
+        once, and the last close ends it."""
+        self._users += 1
+        return self
+
+    def close(self) -> None:
+        self._users -= 1
+        if self._users <= 0:
+            super().close()
 
 
 class PgReader:

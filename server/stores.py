@@ -35,6 +35,7 @@ class _GuardedWriter:
 
     def __init__(self, writer: Any, guard: Callable[[Any], None]) -> None:
         self._writer, self._guard = writer, guard
+        self.inner = writer  # the store's own writer (the same for two stores sharing it)
         # A batched write's set-based function, guarded: one wrapper each, so that this
         # table's writes queued together still make one call (``group_commit.Batched``).
         self._many: dict[Any, Callable[[Any, list[Any]], Any]] = {}
@@ -73,6 +74,15 @@ class _GuardedWriter:
     def call(self, apply: Callable[[Any], T]) -> T:
         result: T = self._writer.call(self._wrap(apply))
         return result
+
+    async def run_all(self, writes: list[Any]) -> list[tuple[bool, Any]]:
+        """``run_all`` of the store's writer, every write guarded (``group_commit.Prepared``)."""
+        guarded = [
+            dataclasses.replace(w, apply=self._wrap(w.apply), batched=self._batched(w.batched))
+            for w in writes
+        ]
+        outcomes: list[tuple[bool, Any]] = await self._writer.run_all(guarded)
+        return outcomes
 
     async def run(self, apply: Callable[[Any], T], *, batched: Any = None) -> T:
         result: T = await self._writer.run(self._wrap(apply), batched=self._batched(batched))

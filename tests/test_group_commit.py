@@ -211,3 +211,99 @@ def test_every_write_counts_in_flight_until_it_resolves() -> None:
         time.sleep(0.001)
     assert writes_in_flight() == before
     writer.close()
+
+
+class BatchingLists(Lists):
+    batches = True  # as PostgreSQL: runs of batched writes set-based
+
+
+def _many(calls: list[list[Any]]) -> Any:
+    """A set-based write: appends its items in one call; an item "no" is refused alone."""
+
+    def many(pending: list[Any], items: list[Any]) -> list[tuple[bool, Any]]:
+        calls.append(list(items))
+        out: list[tuple[bool, Any]] = []
+        for item in items:
+            if item == "no":
+                out.append((False, ValueError("refused alone")))
+            else:
+                pending.append(item)
+                out.append((True, item))
+        return out
+
+    return many
+
+
+def test_a_run_of_batched_writes_is_one_call_per_kind_and_a_plain_write_splits_runs() -> None:
+    """A backend that ``batches`` applies a run of consecutive batched writes with one call
+    per kind, in their order; an item refused by it fails alone and the group commits; a
+    plain write between two runs keeps its place (the run after it is a call of its own)."""
+    from server.group_commit import Batched
+
+    db = BatchingLists()
+    writer = GroupCommitWriter(db)
+    calls: list[list[Any]] = []
+    many = _many(calls)
+    other: list[list[Any]] = []
+    many_other = _many(other)
+
+    def batched(fn: Any, item: Any) -> Any:
+        started = Batched(fn, item)
+        return lambda pending: started.apply(pending), started
+
+    started, release = threading.Event(), threading.Event()
+    held = writer.submit(lambda pending: started.set() or release.wait(10))
+    assert started.wait(10)
+    writes = [batched(many, "a"), batched(many_other, "x"), batched(many, "no"),
+              batched(many, "b"), (_add("plain"), None), batched(many, "c")]  # fmt: skip
+    futures = [writer.submit(apply, batched=b) for apply, b in writes]
+    release.set()
+    held.result(10)
+    outcomes = [f.exception(10) or f.result() for f in futures]
+    assert outcomes[:2] == ["a", "x"] and isinstance(outcomes[2], ValueError)
+    assert outcomes[3:] == ["b", "plain", "c"]
+    assert calls == [["a", "no", "b"], ["c"]] and other == [["x"]]
+    assert db.committed == ["a", "b", "x", "plain", "c"]  # one kind's run, then the next's
+    assert db.begun == 2  # the held write, then one transaction for all the rest
+    writer.close()
+
+
+def test_writes_run_together_share_one_transaction_even_at_a_groups_limit() -> None:
+    """``run_all`` (a bet's record and debit where one database keeps both) queues its
+    writes as one: they are applied in the same transaction even when the group they join
+    reaches ``max_group`` with the first of them."""
+    import asyncio
+
+    from server.group_commit import Prepared
+
+    db = RetryingLists()  # max_group 4
+    writer = GroupCommitWriter(db)
+    seen: dict[str, int] = {}
+
+    def noting(name: str) -> Any:
+        def apply(pending: list[Any]) -> str:
+            seen[name] = db.begun  # which transaction applied it
+            pending.append(name)
+            return name
+
+        return apply
+
+    async def scenario() -> list[tuple[bool, Any]]:
+        started, release = threading.Event(), threading.Event()
+        held = writer.submit(lambda pending: started.set() or release.wait(10))
+        assert started.wait(10)
+        singles = [writer.submit(noting(f"w{n}")) for n in range(3)]
+        together = asyncio.ensure_future(
+            writer.run_all([Prepared(noting("record")), Prepared(noting("debit"))])
+        )
+        await asyncio.sleep(0.05)  # the pair is queued behind the three
+        release.set()
+        outcomes = await together
+        for single in singles:
+            single.result(10)
+        held.result(10)
+        return outcomes
+
+    assert asyncio.run(scenario()) == [(True, "record"), (True, "debit")]
+    assert seen["record"] == seen["debit"] == seen["w0"]  # 3 + 2 > 4: kept together
+    writer.close()

@@ -218,3 +218,68 @@ def test_a_writer_stalled_inside_its_transaction_lets_go_of_its_rows(postgres_ur
     assert _balances(postgres_url) == {"a": 10}  # the stalled write never committed
     assert writer.call(_add("a")) == 11  # a new connection, and on
     writer.close()
+
+
+def test_a_bets_record_and_debit_commit_together_where_one_database_keeps_both(
+    postgres_url: str,
+) -> None:
+    """The ledger and the journal of one database share a writer (``server.app.stores``):
+    a bet's journal record and its debit (a table's ``Wait``) are applied in the same
+    transaction, a burst of them in one group; a debit the balance does not cover is
+    refused alone (its record stands, for the core to follow with ``bet_refused``); a
+    cluster table's guarded views take the same path, the fence checked once; the writer
+    ends with the last of its stores."""
+    from server.core import effects as fx
+    from server.journal import records as rec
+    from server.journal.pg_journal import PgJournal
+    from server.tables.waits import TableStores
+    from server.wallet.ledger import OPEN_WAGERS, PostResult
+
+    writer = PgWriter(postgres_url, "store")
+    ledger = PgLedger(postgres_url, writer=writer)
+    journal = PgJournal(postgres_url, writer=writer.shared())
+    for account, negative in (("house", True), (OPEN_WAGERS, False)):
+        ledger.open_account(account, may_go_negative=negative)
+    players = [f"player:p{n}" for n in range(10)]
+    for player in players:
+        ledger.open_account(player)
+        grant = 50 if player.endswith("p3") else 500  # p3 cannot cover a bet of 100
+        ledger.post(f"grant:{player}", [Transfer("house", player, grant, "grant")])
+    journal.open_round("t", "t.1", {})
+    stores = TableStores("t", ledger, journal, None)  # type: ignore[arg-type]
+
+    def bet(player: str) -> tuple[Any, ...]:
+        name = player.split(":")[1]
+        record = rec.Bet(player=name, bet_id="b", spot="red", amount=100)
+        debit = Transfer(player, OPEN_WAGERS, 100, "wager", "t.1", "b")
+        return fx.AppendRecord("t.1", record, name), fx.Post(f"bet:t.1:{name}:b", (debit,))
+
+    async def burst(on: TableStores) -> list[tuple[Any, ...]]:
+        release, _ = _hold(writer)
+        waits = [asyncio.ensure_future(on.results(bet(p))) for p in players]
+        await asyncio.sleep(0.2)
+        release.set()
+        return list(await asyncio.gather(*waits))
+
+    groups = writer.groups
+    results = asyncio.run(burst(stores))
+    assert writer.groups - groups == 2  # the held write, then the ten bets: one transaction
+    for player, (journaled, debited) in zip(players, results, strict=True):
+        assert isinstance(journaled, int)
+        if player.endswith("p3"):  # 50 does not cover 100
+            assert isinstance(debited, fx.Refused) and debited.balance == 50
+        else:
+            assert isinstance(debited, PostResult) and debited.balances[player] == 400
+    assert len([r for r in journal.records("t.1") if r.kind == "bet"]) == 10
+    assert ledger.balance(OPEN_WAGERS) == 900 and ledger.available("player:p0") == 400
+
+    guard = _CountingGuard()
+    view = TableStores("t", guarded(ledger, guard), guarded(journal, guard), None)  # type: ignore[arg-type]
+    journaled, debited = asyncio.run(view.results(bet("player:p3")))  # p3 again: still 50
+    assert isinstance(debited, fx.Refused) and guard.calls == 1
+
+    ledger.close()  # the journal still writes through the shared writer
+    journal.append("t.1", "closed", {})
+    journal.close()
+    with pytest.raises(StorageError, match="closed"):
+        writer.call(_add("house"))

@@ -69,21 +69,17 @@ def open_stores(data_dir: Path, database_url: str | None, redis_url: str | None)
             from server.cluster.node import check_redis
 
             check_redis(redis_url)
-            from server.journal.pg_journal import PgJournal
             from server.pg_storage import migrate, shared_key
-            from server.wallet.pg_ledger import PgLedger
 
             migrate(database_url)
             demo_key = shared_key(database_url, "demo-token")  # a demo player may meet any node
-            ledger, journal = PgLedger(database_url), PgJournal(database_url)
+            ledger, journal = _pg_stores(database_url)
         elif database_url:  # the shared PostgreSQL store (docs/operations.md)
-            from server.journal.pg_journal import PgJournal
             from server.pg_storage import DatabaseLock, migrate
-            from server.wallet.pg_ledger import PgLedger
 
             migrate(database_url)
             database_lock = DatabaseLock(database_url)
-            ledger, journal = PgLedger(database_url), PgJournal(database_url)
+            ledger, journal = _pg_stores(database_url)
         else:
             ledger = SqliteLedger(data_dir / "ledger.sqlite")
             journal = SqliteJournal(data_dir / "journal.sqlite")
@@ -98,3 +94,14 @@ def open_stores(data_dir: Path, database_url: str | None, redis_url: str | None)
         lock.release()
         raise
     return Stores(ledger, journal, stations, ticket_key, demo_key, lock, database_lock)
+
+
+def _pg_stores(url: str) -> tuple[Ledger, Journal]:
+    """The ledger and the journal in one PostgreSQL database, writing through one writer:
+    a bet's debit and its journal record commit in the same transaction."""
+    from server.journal.pg_journal import PgJournal
+    from server.pg_storage import PgWriter
+    from server.wallet.pg_ledger import PgLedger
+
+    writer = PgWriter(url, "store")
+    return PgLedger(url, writer=writer), PgJournal(url, writer=writer.shared())

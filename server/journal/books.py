@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from typing import Any
 
-from server.group_commit import Batched
+from server.group_commit import Batched, Prepared
 from server.journal.journal import JournalRecord, RoundStatus
 
 __all__ = ["JournalBooks", "SettleMeters"]
@@ -107,11 +107,23 @@ class JournalBooks:
     async def aappend(
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
     ) -> int:
-        apply = partial(type(self)._append, round_id, kind, payload, player)
+        write = self.append_write(round_id, kind, payload, player=player)
+        seq: int = await self._writer.run(write.apply, batched=write.batched)
+        return seq
+
+    def append_write(
+        self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
+    ) -> Prepared:
+        """``append``'s write, made ready for the store's writer to apply with others in one
+        transaction (``writer.run_all``)."""
         each = type(self)._append_each
         batched = None if each is None else Batched(each, (round_id, kind, payload, player))
-        seq: int = await self._writer.run(apply, batched=batched)
-        return seq
+        return Prepared(partial(type(self)._append, round_id, kind, payload, player), batched)
+
+    @property
+    def writer(self) -> Any:
+        """The writer this store's writes go through (a cluster's view: guarded)."""
+        return self._writer
 
     def finish_round(self, round_id: str, status: RoundStatus, payload: dict[str, Any]) -> None:
         if status is RoundStatus.OPEN:

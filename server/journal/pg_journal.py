@@ -154,14 +154,20 @@ class PgJournal(JournalBooks):
     _finish_round = staticmethod(_finish_round)
     _save_state = staticmethod(_save_state)
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, writer: PgWriter | None = None) -> None:
+        """``writer``: one shared with the ledger of the same database (``PgWriter.shared``),
+        so that a bet's debit and record commit in one transaction."""
         self.url = url
         with connect(url) as conn:
             require_schema(conn)
         self._reader = PgReader(url)
-        self._writer = PgWriter(url, "journal")
+        self._writer = writer or PgWriter(url, "journal")
+        self._closed = False
 
     def close(self) -> None:
+        if self._closed:  # once: a writer shared with another store counts its closes
+            return
+        self._closed = True
         self._writer.close()
         self._reader.close()
 

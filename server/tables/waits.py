@@ -44,6 +44,16 @@ class ChanceDevices(Protocol):
 STATUS = {"settled": RoundStatus.SETTLED, "voided": RoundStatus.VOIDED}
 
 
+def _shared_writer(ledger: Any, journal: Any) -> Any:
+    """The writer the ledger and the journal share, if they do (PostgreSQL: one database,
+    ``server.app.stores``); None for stores of their own (the SQLite files)."""
+    mine, theirs = getattr(journal, "writer", None), getattr(ledger, "writer", None)
+    if mine is None or theirs is None or not hasattr(mine, "run_all"):
+        return None
+    same = getattr(mine, "inner", mine) is getattr(theirs, "inner", theirs)
+    return mine if same else None
+
+
 def failure(exc: Exception) -> fx.Refused | fx.Failed:
     """An effect's exception as a table core takes it (it knows no store's own errors)."""
     if isinstance(exc, InsufficientFunds):
@@ -66,10 +76,22 @@ class TableStores:
     ) -> None:
         self.table_id, self.ledger, self.journal, self.game = table_id, ledger, journal, game
         self.devices = devices
+        # Where one database keeps both stores, their shared writer (the journal's view of
+        # it, guarded like the ledger's): a bet's record and debit go in one transaction.
+        self._together = _shared_writer(ledger, journal)
 
     async def results(self, effects: tuple[Any, ...]) -> tuple[Any, ...]:
         """Perform a ``Wait``'s effects at once; its ledger posts, when there are several
-        (a round's settlements), as one write of the ledger (``Ledger.apost_many``)."""
+        (a round's settlements), as one write of the ledger (``Ledger.apost_many``); a bet's
+        record and debit, where the ledger and the journal share a writer, in the same
+        transaction."""
+        if (
+            self._together is not None
+            and len(effects) == 2
+            and type(effects[0]) is fx.AppendRecord
+            and type(effects[1]) is fx.Post
+        ):
+            return await self._together_in_one(effects[0], effects[1])
         posts = [effect for effect in effects if type(effect) is fx.Post]
         if len(posts) < 2:
             return tuple(await asyncio.gather(*map(self.result, effects)))
@@ -77,6 +99,24 @@ class TableStores:
         posted, *done = await asyncio.gather(self._posts(posts), *map(self.result, others))
         by_kind = iter(posted), iter(done)
         return tuple(next(by_kind[type(effect) is not fx.Post]) for effect in effects)
+
+    async def _together_in_one(self, record: fx.AppendRecord, post: fx.Post) -> tuple[Any, Any]:
+        """A bet's journal record and its debit, written in one transaction (never one
+        without the other, whatever instant a crash comes)."""
+        # Stores that share a writer are ``server.journal.books``' and ``server.wallet.books``'.
+        journal: Any = self.journal
+        ledger: Any = self.ledger
+        writes = [
+            journal.append_write(
+                record.round_id, record.record.kind, payload_of(record.record), player=record.player
+            ),
+            ledger.post_write(post.key, post.transfers),
+        ]
+        assert self._together is not None
+        with ledger.pending(post.transfers):  # what ``available`` holds back meanwhile
+            outcomes = await self._together.run_all(writes)
+        journaled, debited = (value if ok else failure(value) for ok, value in outcomes)
+        return journaled, debited
 
     async def _posts(self, posts: list[fx.Post]) -> list[Any]:
         try:

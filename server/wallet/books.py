@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from server.group_commit import Batched
+from server.group_commit import Batched, Prepared
 from server.wallet.ledger import (
     MAX_AMOUNT,
     IdempotencyConflict,
@@ -112,12 +112,22 @@ class Books:
         return result
 
     async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
-        apply = self._batch(key, transfers)
+        write = self.post_write(key, transfers)
+        with self.pending(transfers):
+            result: PostResult = await self._writer.run(write.apply, batched=write.batched)
+        return result
+
+    def post_write(self, key: str, transfers: Sequence[Transfer]) -> Prepared:
+        """``post``'s write, made ready for the store's writer to apply with others in one
+        transaction (``writer.run_all``; the caller counts its debits as ``pending``)."""
         each = type(self)._post_each
         batched = None if each is None else Batched(each, self._rows_of(key, transfers))
-        with self._pending(transfers):
-            result: PostResult = await self._writer.run(apply, batched=batched)
-        return result
+        return Prepared(self._batch(key, transfers), batched)
+
+    @property
+    def writer(self) -> Any:
+        """The writer this store's writes go through (a cluster's view: guarded)."""
+        return self._writer
 
     async def apost_many(
         self, batches: Sequence[tuple[str, Sequence[Transfer]]]
@@ -126,12 +136,12 @@ class Books:
         if len({key for key, _ in rows}) != len(rows):
             raise ValueError("a batch key given twice in one apost_many")
         apply = partial(type(self)._apply_many, rows)
-        with self._pending([t for _, transfers in batches for t in transfers]):
+        with self.pending([t for _, transfers in batches for t in transfers]):
             results: list[PostResult] = await self._writer.run(apply)
         return results
 
     @contextlib.contextmanager
-    def _pending(self, transfers: Sequence[Transfer]) -> Iterator[None]:
+    def pending(self, transfers: Sequence[Transfer]) -> Iterator[None]:
         """The transfers' debits count as pending (``available``) until the write ends."""
         debits: dict[str, int] = defaultdict(int)
         for t in transfers:

@@ -151,18 +151,24 @@ class PgLedger(Books):
     _apply_many = staticmethod(_apply_many)
     _post_each = staticmethod(_post_each)
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, writer: PgWriter | None = None) -> None:
+        """``writer``: one shared with the journal of the same database (``PgWriter.shared``),
+        so that a bet's debit and record commit in one transaction."""
         super().__init__()
         self.url = url
         with connect(url) as conn:
             require_schema(conn)
         self._reader = PgReader(url)
-        self._writer = PgWriter(url, "ledger")
+        self._writer = writer or PgWriter(url, "ledger")
+        self._closed = False
 
     def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         return self._reader.rows(sql, params)
 
     def close(self) -> None:
+        if self._closed:  # once: a writer shared with another store counts its closes
+            return
+        self._closed = True
         self._writer.close()
         self._reader.close()
 
