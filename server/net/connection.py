@@ -161,8 +161,12 @@ class _Session:
         self.send_frame(encode(message))
 
     def send_frame(self, frame: bytes) -> None:
+        """A message to this connection alone (a reply, an error, a balance): written now,
+        with the frames of this turn before it — an acknowledgement never waits for the end
+        of a busy turn."""
         if self.write_wire(ws_binary_frame(frame)):
             self.metrics.frames_direct.value += 1
+            self.flush()
 
     def write_wire(self, wire: bytes) -> bool:
         """Send an already framed message (``fanout``) if this connection can take it: at

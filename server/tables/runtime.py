@@ -6,8 +6,8 @@ performed in the order given — writes awaited on the stores' writer threads (a
 writes together, so a bet's debit and journal record share the disk's time), chance
 requests answered from the table's game (the virtual shoe or wheel), events encoded once and
 handed to the fan-out, replies resolved — and the core is ticked at its deadlines from the
-injected clock. A player's bet (``Wait.shared``) is written on a task of its own whose
-answer comes back through the inbox, so the table takes the next players' bets meanwhile and
+injected clock. A player's bet (``Wait.shared``) is written on a task of its own that hands
+the core its answer, so the table takes the next players' bets meanwhile and
 the stores' group commit writes them together; the table's own steps (a card, a settlement)
 are awaited in place, as nothing else may run then. The last ``history`` events are kept
 so a reconnecting viewer can resume.
@@ -98,6 +98,8 @@ class TableRuntime:
         # in ``writes_in_flight``, held until the core has taken its ``Done``.
         self._answering: set[asyncio.Task[None]] = set()
         self._holds: dict[int, Callable[[], None]] = {}
+        # One driver of the core at a time: the loop, or a bet's task with its answer.
+        self._stepping = asyncio.Lock()
         self._replies: dict[int, asyncio.Future[TableReply]] = {}
         self._cids = itertools.count(1)
         self._deadline: float | None = None
@@ -217,12 +219,11 @@ class TableRuntime:
         """Play rounds until stopped or closed, the first after ``start_after`` seconds (the
         casino staggers its tables so they do not all change phase in the same instant)."""
         try:
-            await self._perform(self.core.start(self.clock.now(), start_after))
+            async with self._stepping:
+                await self._perform(self.core.start(self.clock.now(), start_after))
             while not self.core.finished:
                 command = await self._next()
-                if type(command) is cmd.Done:  # a bet's writes, answered on their task
-                    await self._answered(command)
-                else:
+                async with self._stepping:
                     await self._perform(self.core.handle(command, self.clock.now()))
         except Exception as exc:
             # A read between the core's steps failed (a balance for a reply, from a store
@@ -267,32 +268,33 @@ class TableRuntime:
             await asyncio.wait(pending)
         return get.result() if get in done else cmd.Tick()
 
-    async def _answered(self, done: cmd.Done) -> None:
-        """Hand the core a bet's results from its task; only now is it no longer in flight."""
-        release = self._holds.pop(done.wid or 0, None)
-        try:
-            self._posted.clear()
-            self._took(done.results)
-            await self._perform(self.core.handle(done, self.clock.now()), fresh=False)
-        finally:
-            if release is not None:
-                release()
-
     def _share(self, wait: fx.Wait) -> None:
-        """Perform a bet's ``Wait`` on a task of its own; its ``Done`` comes back through the
-        inbox. Tasks start in the order made, so the writes reach the stores' writers in the
-        order the core gave them (the journal's order is the engine's)."""
+        """Perform a bet's ``Wait`` on a task of its own, which hands the core its ``Done``.
+        Tasks start in the order made, so the writes reach the stores' writers in the order
+        the core gave them (the journal's order is the engine's)."""
         self._holds[wait.wid] = hold_in_flight()
         task = asyncio.create_task(self._answer(wait))
         self._answering.add(task)
         task.add_done_callback(self._answering.discard)
 
     async def _answer(self, wait: fx.Wait) -> None:
-        results = await self._results(wait.effects)
-        if self._ended:  # nobody will take the answer
+        """Hand the core a bet's results as soon as they are in — not through the inbox,
+        which would cost the acknowledgement a turn of a busy event loop — under the lock
+        that gives the core one driver at a time. Only then is the bet no longer in flight."""
+        try:
+            results = await self._results(wait.effects)
+            async with self._stepping:
+                if self._ended:  # nobody takes the answer
+                    return
+                deadline = self._deadline
+                self._posted.clear()
+                self._took(results)
+                done = cmd.Done(results, wait.wid)
+                await self._perform(self.core.handle(done, self.clock.now()), fresh=False)
+                if self._deadline != deadline or self.core.finished:
+                    self._inbox.put_nowait(cmd.Tick())  # the loop waits on the new deadline
+        finally:
             self._holds.pop(wait.wid, lambda: None)()
-            return
-        self._inbox.put_nowait(cmd.Done(results, wait.wid))
 
     async def _results(self, effects: Sequence[Any]) -> tuple[Any, ...]:
         if len(effects) == 1:

@@ -73,7 +73,7 @@ def test_a_connections_frames_of_one_turn_go_out_in_one_write_and_before_a_close
     """Events dealt in one step (a baccarat hand's cards) reach a connection in one
     ``transport.write`` at the end of the event loop's turn; frames taken before the
     connection is closed still go out ahead of the close frame, none after it; and the
-    frames waiting count toward the slow-viewer limit."""
+    frames waiting count toward the slow-viewer limit; a reply goes at once."""
 
     async def scenario() -> None:
         ws = _Ws()
@@ -90,6 +90,11 @@ def test_a_connections_frames_of_one_turn_go_out_in_one_write_and_before_a_close
         await asyncio.sleep(0)
         await asyncio.sleep(0)
         assert ws.log[1:] == [frames[0], ("close", 4008)]
+        # A message to the connection alone (a reply) goes at once, after what waits.
+        direct = _Session(_Ws(), None, Metrics(), ConnectionLimits())  # type: ignore[arg-type]
+        assert direct.write_wire(frames[0])
+        direct.send_frame(b"reply")
+        assert direct.ws.log == [frames[0] + ws_binary_frame(b"reply")]
         slow = _Session(_Ws(), None, Metrics(), ConnectionLimits(max_backlog=100))  # type: ignore[arg-type]
         for frame in (*frames, frames[0]):  # 128 bytes waiting, past the limit of 100
             assert slow.write_wire(frame)
