@@ -151,7 +151,7 @@ class _Session:
         # (``in_lane``); the connection reads on while they are written.
         self._lanes: dict[str, asyncio.Task[None]] = {}
         self.unwatch: Any = None  # a station's touchscreen: stop its status updates
-        self._pending: list[bytes] | None = None  # frames of this turn, not yet written
+        self._pending: bytes | list[bytes] | None = None  # this turn's frames, not yet written
         self._pending_bytes = 0
         self._outbox = _outbox()
 
@@ -182,9 +182,11 @@ class _Session:
             self._close(CLOSE_TOO_SLOW, "too slow to follow the table; resume from your last seq")
             return False
         pending = self._pending
-        if pending is None:
-            self._pending = [wire]
+        if pending is None:  # the turn's first frame, as it is: no list to make (nor for the
+            self._pending = wire  # cyclic GC to count) for a connection's one frame a turn
             self._outbox.add(self)
+        elif isinstance(pending, bytes):
+            self._pending = [pending, wire]
         else:
             pending.append(wire)
         self._pending_bytes += len(wire)
@@ -194,8 +196,8 @@ class _Session:
         """Write the frames of this turn (frames taken before a close still go out first:
         the close frame is written by a task that runs after this turn)."""
         frames, self._pending, self._pending_bytes = self._pending, None, 0
-        if frames and self.ws.state is State.OPEN:
-            self.ws.transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
+        if frames is not None and self.ws.state is State.OPEN:
+            self.ws.transport.write(frames if isinstance(frames, bytes) else b"".join(frames))
 
     def _close(self, code: int, reason: str) -> None:
         """Stop sending and close the connection with ``code`` (outside the reader loop,
