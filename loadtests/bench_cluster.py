@@ -2,7 +2,7 @@
 against Redis's own tools, every figure a ratio to a baseline measured in the same run.
 
 1. **Fan-out across nodes.** Viewers of a table run by node A watch it from node B: A frames
-   each event once and publishes it (``EventBus``: one PUBLISH per event-loop turn, one XADD
+   each event once and publishes it (``EventBus``: one PUBLISH per table and turn, one XADD
    per event), Redis hands it to B, B gives it to its viewers. Frames delivered per CPU-second
    of *every* process (both nodes, redis-server and the clients), against one node outside
    any cluster with the viewers on it (``bench_fanout``'s shipped path), measured the same

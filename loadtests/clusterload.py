@@ -47,7 +47,8 @@ from loadtests.wsload import (
     raise_nofile,
 )
 
-CHANNEL = "croupier:events"  # the EventBus's channel with the default prefix
+TABLE = "t0"  # the table whose events the consuming benchmarks carry
+CHANNEL = f"croupier:events:{TABLE}"  # its channel on the EventBus, with the default prefix
 PUBLISHER_NODE, OTHER_NODE = "bench-pub", "bench-other"
 
 # --- Redis and PostgreSQL of the run's own --------------------------------------------------
@@ -293,9 +294,9 @@ def bench_frame() -> bytes:
     )
 
 
-def batch_payload(node: str, events: int, frame: bytes, tables: int = 16) -> bytes:
+def batch_payload(node: str, events: int, frame: bytes, tables: int = 1) -> bytes:
     """One bus message as ``EventBus.flush`` publishes it: ``events`` events of ``tables``
-    tables."""
+    tables (one: each table's events go on its own channel, ``TABLE``'s first)."""
     import msgspec
 
     groups: dict[str, list[tuple[int, None, bytes]]] = {}
@@ -393,6 +394,7 @@ async def _consume(args: argparse.Namespace) -> dict[str, Any]:
     if args.kind == "bus":
         bus = EventBus(redis, OTHER_NODE, lambda batch: count(sum(len(e) for _, e in batch)))
         await bus.start()
+        await bus.watch(TABLE)
         print(json.dumps({"ready": True}), flush=True)
         t1, c1 = await done
         await bus.stop()

@@ -3,24 +3,26 @@ out by every node to its own viewers, and kept for resume (docs/operations.md, "
 cluster").
 
 The owner frames each event once (the same bytes its own viewers get) and hands it to the
-bus; whatever the event loop produced in one turn goes to Redis together, in one write:
-one ``PUBLISH`` on the cluster's channel carrying the whole batch (every table's events of
-that turn, grouped by table), and to each table's capped history stream one ``XADD`` of that
-table's events of the turn, whose entry id is the last of their ``seq``s (``<seq>-1``: seqs
-only grow, across owners too, since each run of a table numbers its events in a block of its
-own). A table's group is encoded once and goes both into the message and into the history.
-One message per turn instead of one per event is what lets a node take in far more events
-than Redis can deliver messages; one history entry per table and turn instead of one per
-event is what lets the owner publish them at Redis's own pace. A busy owner lingers: after a
+bus; whatever the event loop produced in one turn goes to Redis together, in one write: for
+each table with events, one ``PUBLISH`` on the table's own channel (``<prefix>events:<table>``)
+carrying its events of the turn, and one ``XADD`` of them to its capped history stream, whose
+entry id is the last of their ``seq``s (``<seq>-1``: seqs only grow, across owners too,
+since each run of a table numbers its events in a block of its own). A table's group is
+encoded once and goes both into the message and into the history. One message per table and
+turn instead of one per event is what lets a node take in far more events than Redis can
+deliver messages, and lets the owner publish them at Redis's own pace. A busy owner lingers: after a
 batch it sends the next no sooner than ``linger`` (1 ms) after the last began, so what its
 tables emit meanwhile, over many turns, goes as one message with one history entry per
 table. A batch's fixed costs (the write and read system calls, each table's XADD) then fall
 on hundreds of events instead of a few turns' worth; an event published on a quiet bus goes
 at once.
 
-Every node subscribes to the channel and hands each batch but its own to ``deliver``. A node
-that joins a viewer to a table it does not run reads the events the viewer missed from the
-table's stream (``since``).
+A node subscribes to a table's channel while it has viewers of the table (``watch``, before
+it asks the owner for the viewer's snapshot, so nothing published after the snapshot is
+missed; ``unwatch`` when its last viewer leaves), and hands each message but its own to
+``deliver``: a node receives the events of the tables its viewers watch, not every table's.
+A node that joins a viewer to a table it does not run reads the events the viewer missed
+from the table's stream (``since``).
 
 Both directions run on connections of the bus's own, made by the Redis client's pool (so
 the URL's address, credentials, database and TLS apply), then written and read directly: a
@@ -140,7 +142,12 @@ class EventBus:
         linger: float = 0.001,
     ) -> None:
         self.redis, self.node_id, self.deliver = redis, node_id, deliver
+        # The cluster's channel (subscribed from the start: the listening connection is up
+        # once Redis confirms it); each table's events go on a channel of the table's own.
         self.channel = f"{prefix}events"
+        self._watched: set[str] = set()  # tables whose channel this node wants
+        self._confirmed: dict[bytes, asyncio.Future[None]] = {}  # subscriptions asked
+        self._in: _Link | None = None  # the listening connection, while up
         self.prefix, self.history, self.linger = prefix, history, linger
         # This turn's events, by table; the tables among them with a balance frame (which
         # the history does not keep); how many events.
@@ -156,10 +163,10 @@ class EventBus:
         timeout = redis.connection_pool.connection_kwargs.get("socket_timeout")
         self._timeout = float(timeout) if timeout else 5.0
         # What every command but the events themselves is made of, made once.
-        self._publish = b"*3\r\n$7\r\nPUBLISH\r\n" + _bulk(self.channel.encode())
         self._xadd = _bulk(b"MAXLEN") + _bulk(b"~") + _bulk(str(history).encode())
-        # Each table's XADD up to the entry id, and its group's head in a batch.
-        self._heads: dict[str, tuple[bytes, bytes]] = {}
+        # Each table's XADD up to the entry id, its PUBLISH up to the message, and its
+        # message's head (this node's id, one group, the table's id).
+        self._heads: dict[str, tuple[bytes, bytes, bytes]] = {}
         # A batch of this node's own begins with these bytes (msgpack: a 2-array, the id).
         self._own = _encode((node_id, []))[:-1]
         self.published = 0  # events
@@ -229,23 +236,27 @@ class EventBus:
         self.lag = time.perf_counter() - since
 
     def _commands(self, batch: dict[str, list[Event]], unkept: set[str]) -> tuple[bytes, int]:
-        """The batch's PUBLISH and each table's XADD of its events in the batch, as one
-        buffer; and how many replies they get. Each table's events are encoded once, for
-        its history entry and, with its id in front, as its group of the message (the
-        message's msgpack is put together here: ``[node, [[table, events], ...]]``)."""
+        """Each table's PUBLISH and XADD of its events in the batch, as one buffer; and how
+        many replies they get. A table's events are encoded once, for its history entry
+        and, behind its head, as its message (``[node, [[table, events]]]``, put together
+        here)."""
         heads = self._heads
-        xadds: list[bytes] = []
-        message = [self._own, _array(len(batch))]
+        commands: list[bytes] = []
+        replies = 0
         for table_id, events in batch.items():
             head = heads.get(table_id)
             if head is None:
                 key = f"{self.prefix}history:{table_id}".encode()
+                channel = f"{self.prefix}events:{table_id}".encode()
                 head = heads[table_id] = (
                     b"*8\r\n$4\r\nXADD\r\n" + _bulk(key) + self._xadd,
-                    b"\x92" + _encode(table_id),
+                    b"*3\r\n$7\r\nPUBLISH\r\n" + _bulk(channel),
+                    self._own + _array(1) + b"\x92" + _encode(table_id),
                 )
             data = _encode(events)
-            message += (head[1], data)
+            payload = head[2] + data
+            commands += (head[1], b"$%d\r\n" % len(payload), payload, b"\r\n")
+            replies += 1
             if table_id in unkept:  # a balance frame is not kept: it has no seq
                 kept = [event for event in events if event[0] is not None]
                 if not kept:
@@ -254,14 +265,43 @@ class EventBus:
             else:
                 kept = events
             entry = b"%d-1" % cast(int, kept[-1][0])
-            xadds += (
+            commands += (
                 b"%s$%d\r\n%s\r\n$1\r\ne\r\n$%d\r\n" % (head[0], len(entry), entry, len(data)),
                 data,
                 b"\r\n",
             )
-        payload = b"".join(message)
-        command = [self._publish, b"$%d\r\n" % len(payload), payload, b"\r\n", *xadds]
-        return b"".join(command), 1 + len(xadds) // 3
+            replies += 1
+        return b"".join(commands), replies
+
+    # --- which tables' events this node receives ---------------------------------------------
+
+    async def watch(self, table_id: str) -> None:
+        """Receive ``table_id``'s events from now on: returns once Redis has confirmed the
+        subscription (at once when it already had). Raises when Redis cannot be reached."""
+        channel = f"{self.prefix}events:{table_id}".encode()
+        self._watched.add(table_id)
+        confirmed = self._confirmed.get(channel)
+        if confirmed is None:
+            confirmed = self._confirmed[channel] = asyncio.get_running_loop().create_future()
+            link = self._in
+            if link is not None:  # else the listening loop subscribes it as it connects
+                link.write(_command(b"SUBSCRIBE", channel))
+        await asyncio.wait_for(asyncio.shield(confirmed), self._timeout)
+
+    def unwatch(self, table_id: str) -> None:
+        """No more of ``table_id``'s events (the node's last viewer of it left)."""
+        channel = f"{self.prefix}events:{table_id}".encode()
+        self._watched.discard(table_id)
+        confirmed = self._confirmed.pop(channel, None)
+        if confirmed is not None and not confirmed.done():
+            confirmed.cancel()
+        link = self._in
+        if link is not None:
+            link.write(_command(b"UNSUBSCRIBE", channel))
+
+    @property
+    def watched(self) -> frozenset[str]:
+        return frozenset(self._watched)
 
     async def _drop(self) -> None:
         link, self._out = self._out, None
@@ -294,19 +334,32 @@ class EventBus:
     # --- in ----------------------------------------------------------------------------------
 
     async def _listen_loop(self) -> None:
-        subscribe = b"*2\r\n$9\r\nSUBSCRIBE\r\n" + _bulk(self.channel.encode())
         while True:
             link = None
             try:
                 link = await _Link.open(self.redis)
-                link.write(subscribe)
+                # The cluster's channel and every table's this node watches, at once.
+                channels = [self.channel.encode()]
+                channels += [f"{self.prefix}events:{t}".encode() for t in sorted(self._watched)]
+                link.write(_command(b"SUBSCRIBE", *channels))
+                self._in = link
                 await self._listen(link)
             except _LINK_ERRORS as exc:
+                self._link_lost()
                 log.error("cluster: event subscription lost (%s); subscribing again", exc)
                 await asyncio.sleep(0.5)
             finally:
+                self._link_lost()
                 if link is not None:
                     await link.close()
+
+    def _link_lost(self) -> None:
+        """The listening connection is gone: every subscription is asked again on the next
+        one, and ``watch`` waits for that one's confirmation."""
+        self._in = None
+        for channel, confirmed in list(self._confirmed.items()):
+            if confirmed.done():
+                self._confirmed[channel] = asyncio.get_running_loop().create_future()
 
     async def _listen(self, link: _Link) -> None:
         """Hand every batch from another node to ``deliver``, as it comes (a push of RESP3
@@ -328,7 +381,12 @@ class EventBus:
                     self.received += sum(len(events) for _, events in batch)
                     deliver(batch)
                 elif kind == b"subscribe":
-                    self._subscribed.set()
+                    channel = message[1]
+                    if channel == self.channel.encode():
+                        self._subscribed.set()
+                    confirmed = self._confirmed.get(channel)
+                    if confirmed is not None and not confirmed.done():
+                        confirmed.set_result(None)
 
     async def since(
         self, table_id: str, last_seq: int, player_id: str, upto: int
@@ -350,6 +408,11 @@ class EventBus:
             for seq, audience, frame in events
             if seq is not None and last_seq < seq <= upto and audience in (None, player_id)
         ]
+
+
+def _command(*words: bytes) -> bytes:
+    """One command in RESP."""
+    return b"*%d\r\n" % len(words) + b"".join(_bulk(word) for word in words)
 
 
 def _seq(entry_id: bytes | str) -> int:

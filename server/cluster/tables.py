@@ -66,14 +66,19 @@ class ClusterTable:
         if table is not None:
             snapshot, resumed = await table.enter(viewer, role, last_seq)
             self._seated(viewer.player_id, snapshot.seat)
+            # The table's events from the bus too, should it move to another node.
+            self._spawn(self.node.bus.watch(self.id))
             return snapshot, resumed
         self._held[viewer] = (-1, [])
         self.viewers[viewer] = role  # events from now on are held for it
         try:
+            # Subscribed before the owner takes the snapshot: no event after it is missed.
+            await self.node.bus.watch(self.id)
             data = await self._ask("enter", {"player": viewer.player_id, "role": role})
         except BaseException:
             self.viewers.pop(viewer, None)
             self._held.pop(viewer, None)
+            self._unwatch_when_alone()
             raise
         snapshot = TableSnapshot(**data)
         self._seated(viewer.player_id, snapshot.seat)
@@ -122,12 +127,19 @@ class ClusterTable:
         table = self.runtime()
         if table is not None:
             (table.remove_viewer if how == "leave" else table.drop_viewer)(viewer)
+            self._unwatch_when_alone()
             return
         role = self.viewers.pop(viewer, None)
         self._held.pop(viewer, None)
         self._floor.pop(viewer, None)
+        self._unwatch_when_alone()
         if role is not None:
             self._spawn(self._ask(how, {"player": viewer.player_id, "role": role}))
+
+    def _unwatch_when_alone(self) -> None:
+        """The node's last viewer of the table left: its events need not come here."""
+        if not self.viewers:
+            self.node.bus.unwatch(self.id)
 
     async def submit(self, command: cmd.PlayCommand) -> TableReply:
         table = self.runtime()

@@ -1,7 +1,8 @@
 """The cluster's event bus (server.cluster.bus) on a real Redis: what one node publishes
-reaches another in order, an event published on a quiet bus goes out at once, and what a
-busy owner publishes within the linger after a batch travels in one message with what
-follows, instead of one message per event-loop turn."""
+reaches another in order, an event published on a quiet bus goes out at once, what a busy
+owner publishes within the linger after a batch travels in one message per table with what
+follows, instead of one message per event-loop turn; and a node receives only the tables
+it watches."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ def test_a_busy_owner_sends_the_events_of_one_linger_together(redis_server: Redi
         owner = EventBus(redis, "owner", lambda batch: None, linger=linger)
         other = EventBus(redis, "other", deliver)
         await other.start()
+        for table in ("t1", "t2", "t9"):  # the tables the other node has viewers of
+            await other.watch(table)
         await owner.start()
         try:
             began = time.monotonic()  # the first batch's linger begins after this
@@ -51,8 +54,8 @@ def test_a_busy_owner_sends_the_events_of_one_linger_together(redis_server: Redi
             if within:  # nothing of them sent yet: they go once the linger is over
                 arrived.clear()
                 await asyncio.wait_for(arrived.wait(), linger + 5)
-            # Then one more, sent at once: the channel keeps its order, so once it has
-            # come, everything the owner sent before it has come too.
+            # Then one more, sent at once: the subscriber gets its channels' messages in
+            # the order published, so once it has come, everything before it has too.
             await owner.flush()
             owner.publish("t9", 1, None, b"last")
             await owner.flush()
@@ -72,11 +75,9 @@ def test_a_busy_owner_sends_the_events_of_one_linger_together(redis_server: Redi
             break
     else:
         raise AssertionError(f"four events were never published within {LINGERS[-1]} s")
-    assert got[1:] == [
-        [
-            ("t1", [(2, None, b"second"), (3, None, b"third"), (None, "ann", b"a balance")]),
-            ("t2", [(1, None, b"other table")]),
-        ]
+    assert got[1:] == [  # one message per table, each on the table's channel
+        [("t1", [(2, None, b"second"), (3, None, b"third"), (None, "ann", b"a balance")])],
+        [("t2", [(1, None, b"other table")])],
     ]
 
 
@@ -110,3 +111,64 @@ def test_each_table_keeps_its_history_in_order_across_batches(
     assert to_ann == [b"e3", b"e4", b"e5"]
     assert to_bob == [b"e2", b"e3"]
     assert too_old is None
+
+
+def test_a_node_receives_only_the_tables_it_watches(redis_server: RedisServer) -> None:
+    """Each table's events go on a channel of its own: a node gets a table's events while
+    it watches it (subscribed once ``watch`` returns), none once it stops, and again after
+    its connection to Redis is lost and made again."""
+
+    async def scenario() -> list[list[Group]]:
+        redis = Redis.from_url(redis_server.url)
+        got: list[list[Group]] = []
+        arrived = asyncio.Event()
+
+        def deliver(batch: list[Group]) -> None:
+            got.append(batch)
+            arrived.set()
+
+        owner = EventBus(redis, "owner", lambda batch: None)
+        other = EventBus(redis, "other", deliver)
+        await owner.start()
+        await other.start()
+
+        async def publish(table: str, seq: int) -> None:
+            owner.publish(table, seq, None, b"%s/%d" % (table.encode(), seq))
+            await owner.flush()
+
+        async def until(table: str, seq: int) -> None:
+            while not got or got[-1] != [(table, [(seq, None, b"%s/%d" % (table.encode(), seq))])]:
+                arrived.clear()
+                await asyncio.wait_for(arrived.wait(), 5)
+
+        try:
+            await other.watch("a")
+            await publish("b", 1)  # nobody here watches b
+            await publish("a", 1)
+            await until("a", 1)
+            other.unwatch("a")
+            await other.watch("c")
+            await publish("a", 2)  # no longer watched
+            await publish("c", 1)
+            await until("c", 1)
+            assert other.watched == {"c"}
+            lost = other._in
+            assert lost is not None
+            lost.abort()  # the connection to Redis is lost; the bus subscribes again
+            while other._in is None or other._in is lost:
+                await asyncio.sleep(0.05)
+            await other.watch("c")  # returns once the new connection has it again
+            await publish("c", 2)
+            await until("c", 2)
+            return got
+        finally:
+            await owner.stop()
+            await other.stop()
+            await redis.aclose()
+
+    got = asyncio.run(scenario())
+    assert [group for batch in got for group in batch] == [
+        ("a", [(1, None, b"a/1")]),
+        ("c", [(1, None, b"c/1")]),
+        ("c", [(2, None, b"c/2")]),
+    ]
