@@ -96,5 +96,8 @@ def guarded(store: S, guard: Callable[[Any], None]) -> S:
     shares the store's connections and pending debits; only the store itself is closed."""
     view = copy.copy(store)
     view._writer = _GuardedWriter(store._writer, guard)  # type: ignore[attr-defined]
+    meters = getattr(store, "_meters", None)  # a journal's linked meters' own writer
+    if meters is not None:
+        view._meters = _GuardedWriter(meters, guard)  # type: ignore[attr-defined]
     view.close = lambda: None  # type: ignore[attr-defined]
     return view

@@ -73,6 +73,11 @@ class JournalBooks:
     ``x`` as ``_param("x")``."""
 
     _writer: Any
+    # Where the linked meters are settled, when not through ``_writer``: their rows are
+    # shared by every table of the link on every node, and a row lock taken in a group of
+    # other writes would hold them all — and every bet queued behind them — until its
+    # commit (PostgreSQL: a writer of their own, ``pg_journal``).
+    _meters: Any = None
     _open_round: Callable[..., None]
     _append: Callable[..., int]
     # ``(connection, [(round_id, kind, payload, player), ...]) -> [(ok, seq or exception)]``:
@@ -154,14 +159,14 @@ class JournalBooks:
         round already settled gets its first result back, with the meters' ``states`` as they
         stand now, and changes nothing (recovery)."""
         write = partial(_settle_meters, self._PLACEHOLDER, self._LOCK, round_id, keys, apply)
-        result: dict[str, Any] = self._writer.call(write)
+        result: dict[str, Any] = (self._meters or self._writer).call(write)
         return result
 
     async def asettle_meters(
         self, round_id: str, keys: Mapping[str, str], apply: SettleMeters
     ) -> dict[str, Any]:
         write = partial(_settle_meters, self._PLACEHOLDER, self._LOCK, round_id, keys, apply)
-        result: dict[str, Any] = await self._writer.run(write)
+        result: dict[str, Any] = await (self._meters or self._writer).run(write)
         return result
 
     # --- reads -----------------------------------------------------------------------------

@@ -162,6 +162,9 @@ class PgJournal(JournalBooks):
             require_schema(conn)
         self._reader = PgReader(url)
         self._writer = writer or PgWriter(url, "journal")
+        # The linked meters' settlements on a connection of their own: a table of another
+        # node waiting for their rows never holds up this node's bets (``JournalBooks``).
+        self._meters = PgWriter(url, "meters")
         self._closed = False
 
     def close(self) -> None:
@@ -169,6 +172,7 @@ class PgJournal(JournalBooks):
             return
         self._closed = True
         self._writer.close()
+        self._meters.close()
         self._reader.close()
 
     def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
