@@ -283,3 +283,41 @@ def test_a_bets_record_and_debit_commit_together_where_one_database_keeps_both(
     journal.close()
     with pytest.raises(StorageError, match="closed"):
         writer.call(_add("house"))
+
+
+def test_a_linked_meter_waiting_for_its_rows_holds_up_no_other_write(postgres_url: str) -> None:
+    """The linked meters' rows are shared by every table of the link on every node: while
+    another node's transaction holds them, this node's settlement waits — on a writer of
+    its own, so a bet's record queued meanwhile commits at once. A cluster table's guarded
+    view checks its fence on that writer too."""
+    from server.journal.pg_journal import PgJournal
+
+    journal = PgJournal(postgres_url)
+    journal.open_round("t", "t.1", {})
+    journal.open_round("t", "t.2", {})
+    assert journal._meters is not journal._writer
+
+    def apply(states: Any) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:
+        return {"jackpot": {"amount": 7}}, {"hit": False}
+
+    async def scenario() -> tuple[int, bool, dict[str, Any]]:
+        with psycopg.connect(postgres_url) as other:  # another node, mid-transaction
+            other.execute("INSERT INTO linked_meters(key, state) VALUES ('link:j', NULL)")
+            other.commit()
+            other.execute("SELECT state FROM linked_meters WHERE key = 'link:j' FOR UPDATE")
+            settling = asyncio.ensure_future(
+                journal.asettle_meters("t.1", {"jackpot": "link:j"}, apply)
+            )
+            await asyncio.sleep(0.3)
+            waiting = not settling.done()  # the rows are the other node's
+            seq = await asyncio.wait_for(journal.aappend("t.2", "bet", {"n": 1}), 5)
+            other.rollback()
+            return seq, waiting, await asyncio.wait_for(settling, 5)
+
+    seq, waiting, result = asyncio.run(scenario())
+    assert waiting and seq > 0 and result["states"] == {"jackpot": {"amount": 7}}
+    guard = _CountingGuard()
+    view = guarded(journal, guard)
+    asyncio.run(view.asettle_meters("t.2", {"jackpot": "link:j"}, apply))
+    assert guard.calls == 1
+    journal.close()
