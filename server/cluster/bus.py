@@ -10,12 +10,12 @@ entry id is the last of their ``seq``s (``<seq>-1``: seqs only grow, across owne
 since each run of a table numbers its events in a block of its own). A table's group is
 encoded once and goes both into the message and into the history. One message per table and
 turn instead of one per event is what lets a node take in far more events than Redis can
-deliver messages, and lets the owner publish them at Redis's own pace. A busy owner lingers: after a
-batch it sends the next no sooner than ``linger`` (1 ms) after the last began, so what its
-tables emit meanwhile, over many turns, goes as one message with one history entry per
-table. A batch's fixed costs (the write and read system calls, each table's XADD) then fall
-on hundreds of events instead of a few turns' worth; an event published on a quiet bus goes
-at once.
+deliver messages, and lets the owner publish them at Redis's own pace. A busy owner
+lingers: after a batch it sends the next no sooner than ``linger`` (1 ms) after the last
+began, so what its tables emit meanwhile, over many turns, goes as one message per table
+with one history entry. A batch's fixed costs (the write and read system calls, each
+table's PUBLISH and XADD) then fall on hundreds of events instead of a few turns' worth; an
+event published on a quiet bus goes at once.
 
 A node subscribes to a table's channel while it has viewers of the table (``watch``, before
 it asks the owner for the viewer's snapshot, so nothing published after the snapshot is
@@ -291,10 +291,11 @@ class EventBus:
     def unwatch(self, table_id: str) -> None:
         """No more of ``table_id``'s events (the node's last viewer of it left)."""
         channel = f"{self.prefix}events:{table_id}".encode()
-        self._watched.discard(table_id)
-        confirmed = self._confirmed.pop(channel, None)
+        confirmed = self._confirmed.get(channel)
         if confirmed is not None and not confirmed.done():
-            confirmed.cancel()
+            return  # someone is joining a viewer right now: the subscription stays
+        self._watched.discard(table_id)
+        self._confirmed.pop(channel, None)
         link = self._in
         if link is not None:
             link.write(_command(b"UNSUBSCRIBE", channel))
