@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from redis.asyncio import Redis
 
@@ -21,18 +22,24 @@ LINGERS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 EARLY = 0.01  # a timer may fire this much before its time (asyncio: its clock resolution)
 
 
+def _receiver() -> tuple[list[list[Group]], asyncio.Event, Callable[[list[Group]], None]]:
+    """What a node's bus delivers: the batches, an event set at each, and the ``deliver``."""
+    got: list[list[Group]] = []
+    arrived = asyncio.Event()
+
+    def deliver(batch: list[Group]) -> None:
+        got.append(batch)
+        arrived.set()
+
+    return got, arrived, deliver
+
+
 def test_a_busy_owner_sends_the_events_of_one_linger_together(redis_server: RedisServer) -> None:
     async def scenario(linger: float) -> tuple[list[list[Group]], bool]:
         """What the other node got; whether the later events were all published within
         the first batch's linger."""
         redis = Redis.from_url(redis_server.url)
-        got: list[list[Group]] = []
-        arrived = asyncio.Event()
-
-        def deliver(batch: list[Group]) -> None:
-            got.append(batch)
-            arrived.set()
-
+        got, arrived, deliver = _receiver()
         owner = EventBus(redis, "owner", lambda batch: None, linger=linger)
         other = EventBus(redis, "other", deliver)
         await other.start()
@@ -120,13 +127,7 @@ def test_a_node_receives_only_the_tables_it_watches(redis_server: RedisServer) -
 
     async def scenario() -> list[list[Group]]:
         redis = Redis.from_url(redis_server.url)
-        got: list[list[Group]] = []
-        arrived = asyncio.Event()
-
-        def deliver(batch: list[Group]) -> None:
-            got.append(batch)
-            arrived.set()
-
+        got, arrived, deliver = _receiver()
         owner = EventBus(redis, "owner", lambda batch: None)
         other = EventBus(redis, "other", deliver)
         await owner.start()
