@@ -6,11 +6,6 @@ answer. Each node takes its commands from its own list, ``<prefix>rpc:<node>`` (
 ``BLPOP`` on a connection of its own), runs each as the table's own player command would
 run, and pushes the answer to the asking node's list, ``<prefix>reply:<node>``.
 
-Commands and answers are batched like the table events: what a node sends in one turn of
-its event loop goes to each node's list in one ``RPUSH`` of them all, and a node that wakes
-to a command takes everything waiting behind it at once (``BLPOP``, then ``LPOP`` with a
-count): a burst of 80 remote bets costs a few Redis round trips, not 80 each way.
-
 Why through Redis rather than node to node: every node already reaches Redis, nothing more
 has to be open between the nodes (no second port, no mesh of connections to keep), and a
 command meant for a node that died waits in a list no one reads and times out — the asking
@@ -21,6 +16,7 @@ node then finds the table's new owner from its lease. The price is two Redis hop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
@@ -40,7 +36,6 @@ log = logging.getLogger("croupier.cluster.rpc")
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.decode
 _EXPIRE = 30  # seconds a list lives unread (a dead node's commands and answers go away)
-_TAKE = 256  # at most this many waiting items taken with the one that woke the reader
 
 
 class NotOwner(Exception):
@@ -66,11 +61,6 @@ class Rpc:
         self.calls = 0
         self.latency_total = 0.0  # seconds, over ``calls``
         self.served = 0
-        # What this turn sends, by list: commands (to ``rpc:<node>``) and answers (to
-        # ``reply:<node>``), each with the future that hears whether it went (None: an
-        # answer, whose failure to go only the asker's time-out notices).
-        self._out: dict[str, list[tuple[bytes, asyncio.Future[Any] | None]]] = {}
-        self._flushing: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         self._tasks = [
@@ -79,7 +69,7 @@ class Rpc:
         ]
 
     async def stop(self) -> None:
-        await cancel_and_wait(self._tasks + ([self._flushing] if self._flushing else []))
+        await cancel_and_wait(self._tasks)
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(RpcTimeout("the node is stopping"))
@@ -95,9 +85,10 @@ class Rpc:
         started = time.perf_counter()
         key = f"{self.prefix}rpc:{node}"
         try:
-            sent: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            self._send(key, _encode([cid, self.node_id, op, table_id, args]), sent)
-            await sent  # in Redis (with the rest of this turn's): now the answer
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.rpush(key, _encode([cid, self.node_id, op, table_id, args]))
+            pipe.expire(key, _EXPIRE)
+            await pipe.execute()
             ok, answer = await asyncio.wait_for(future, timeout)
         except (TimeoutError, RedisError, OSError) as exc:
             raise RpcTimeout(f"no answer from node {node}: {exc or 'timed out'}") from None
@@ -109,70 +100,33 @@ class Rpc:
             raise NotOwner(answer)
         return answer
 
-    # --- sending, a turn at a time -------------------------------------------------------------
-
-    def _send(self, key: str, item: bytes, sent: asyncio.Future[Any] | None) -> None:
-        """Queue ``item`` for list ``key``; it goes with the rest of this turn's."""
-        self._out.setdefault(key, []).append((item, sent))
-        if self._flushing is None or self._flushing.done():
-            self._flushing = asyncio.create_task(self._flush(), name="rpc:send")
-
-    async def _flush(self) -> None:
-        """Everything queued, each list's items in one ``RPUSH``, all in one round trip;
-        what is queued meanwhile goes next, once this is done."""
-        out: dict[str, list[tuple[bytes, asyncio.Future[Any] | None]]] = {}
-        try:
-            await asyncio.sleep(0)  # the rest of this turn's commands and answers join
-            while self._out:
-                out, self._out = self._out, {}
-                pipe = self.redis.pipeline(transaction=False)
-                for key, items in out.items():
-                    pipe.rpush(key, *(item for item, _ in items))
-                    pipe.expire(key, _EXPIRE)
-                try:
-                    await pipe.execute()
-                except (RedisError, OSError) as exc:
-                    log.error("cluster: commands or answers not sent: %s", exc)
-                    _tell(out, exc)
-                else:
-                    _tell(out, None)
-                out = {}
-        except BaseException:  # cancelled (the node stops): nobody waits for ever
-            _tell(out, RpcTimeout("the node is stopping"))
-            _tell(self._out, RpcTimeout("the node is stopping"))
-            self._out = {}
-            raise
-
-    # --- receiving, all that waits at once ----------------------------------------------------
-
-    async def _taken(self, key: str, what: str) -> list[bytes]:
-        """The next item of list ``key`` (waiting up to a second for one) and every item
-        waiting behind it; [] when none came or Redis failed (logged, after a pause)."""
-        try:
-            item: Any = await self.redis.blpop([key], timeout=1)
-            if item is None:
-                return []
-            more: Any = await self.redis.lpop(key, _TAKE)
-        except (RedisError, OSError) as exc:
-            log.error("cluster: reading %s failed (%s)", what, exc)
-            await asyncio.sleep(0.5)
-            return []
-        return [item[1], *(more or ())]
-
     async def _answers_loop(self) -> None:
         key = f"{self.prefix}reply:{self.node_id}"
         while True:
-            for raw in await self._taken(key, "answers"):
-                cid, ok, answer = _decode(raw)
-                future = self._waiting.get(cid)
-                if future is not None and not future.done():
-                    future.set_result((ok, answer))
+            try:
+                item: Any = await self.redis.blpop([key], timeout=1)
+            except (RedisError, OSError) as exc:
+                log.error("cluster: reading answers failed (%s)", exc)
+                await asyncio.sleep(0.5)
+                continue
+            if item is None:
+                continue
+            cid, ok, answer = _decode(item[1])
+            future = self._waiting.get(cid)
+            if future is not None and not future.done():
+                future.set_result((ok, answer))
 
     async def _serve_loop(self) -> None:
         key = f"{self.prefix}rpc:{self.node_id}"
         while True:
-            for raw in await self._taken(key, "commands"):
-                cid, sender, op, table_id, args = _decode(raw)
+            try:
+                item: Any = await self.redis.blpop([key], timeout=1)
+            except (RedisError, OSError) as exc:
+                log.error("cluster: reading commands failed (%s)", exc)
+                await asyncio.sleep(0.5)
+                continue
+            if item is not None:
+                cid, sender, op, table_id, args = _decode(item[1])
                 task = asyncio.create_task(self._serve(cid, sender, op, table_id, args))
                 self._serving.add(task)  # held until done (the loop keeps weak references)
                 task.add_done_callback(self._serving.discard)
@@ -186,17 +140,9 @@ class Rpc:
             log.exception("cluster: command %s for table %s failed", op, table_id)
             return
         self.served += 1
-        self._send(f"{self.prefix}reply:{sender}", _encode(answer), None)
-
-
-def _tell(
-    out: dict[str, list[tuple[bytes, asyncio.Future[Any] | None]]], error: Exception | None
-) -> None:
-    """Whether the queued items went (None) or not (``error``), to whoever waits."""
-    for items in out.values():
-        for _, sent in items:
-            if sent is not None and not sent.done():
-                if error is None:
-                    sent.set_result(None)
-                else:
-                    sent.set_exception(error)
+        key = f"{self.prefix}reply:{sender}"
+        with contextlib.suppress(RedisError, OSError):
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.rpush(key, _encode(answer))
+            pipe.expire(key, _EXPIRE)
+            await pipe.execute()
