@@ -77,11 +77,11 @@ def in_flight() -> Iterator[None]:
     once (``asyncio.gather`` starts them as tasks a loop iteration later and resumes the
     awaiting coroutine a loop iteration after the last), so that ``writes_in_flight`` never
     reads zero between one step's writes and the next's."""
-    _count_in_flight(+1)
+    release = hold_in_flight()
     try:
         yield
     finally:
-        _count_in_flight(-1)
+        release()
 
 
 def hold_in_flight() -> Callable[[], None]:
@@ -302,13 +302,10 @@ class GroupCommitWriter(Generic[C]):
             self._queue.put(
                 [_Write(w.apply, f, w.batched) for w, f in zip(writes, futures, strict=True)]
             )
-        _count_in_flight(+1)
-        try:
+        with in_flight():  # until this coroutine has the results, as ``run``
             done = await asyncio.gather(
                 *(asyncio.wrap_future(f) for f in futures), return_exceptions=True
             )
-        finally:
-            _count_in_flight(-1)
         return [
             (False, value) if isinstance(value, BaseException) else (True, value) for value in done
         ]
@@ -319,11 +316,8 @@ class GroupCommitWriter(Generic[C]):
 
     async def run(self, apply: Callable[[C], T], *, batched: Batched | None = None) -> T:
         """``submit`` and await, without blocking the event loop."""
-        _count_in_flight(+1)
-        try:
+        with in_flight():  # until this coroutine has the result
             return await asyncio.wrap_future(self.submit(apply, counted=False, batched=batched))
-        finally:
-            _count_in_flight(-1)
 
     def queued(self, apply: Callable[[C], T]) -> asyncio.Future[T]:
         """``submit`` now (so the write keeps its place in the order) and return an asyncio
