@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = ["Fanout", "History", "Viewer", "deliver_each"]
@@ -37,11 +36,12 @@ def deliver_each(viewers: Iterable[Viewer], frame: bytes) -> int:
     return count
 
 
-@dataclass
-class _Logged:
-    seq: int
-    frame: bytes
-    audience: str | None
+# One kept event: (seq, frame, audience). A plain tuple of an int, bytes and a str, which
+# the garbage collector stops tracking after its first pass (a table keeps hundreds, a
+# server hundreds of thousands, which every pass would walk again were they objects of a
+# tracked kind; a tuple subclass such as a NamedTuple stays tracked: docs/architecture.md,
+# "Garbage collection").
+_Logged = tuple[int, bytes, str | None]
 
 
 class History:
@@ -51,16 +51,16 @@ class History:
         self._events: deque[_Logged] = deque(maxlen=size)
 
     def append(self, seq: int, frame: bytes, audience: str | None) -> None:
-        self._events.append(_Logged(seq, frame, audience))
+        self._events.append((seq, frame, audience))
 
     def replay_since(self, viewer: Viewer, last_seq: int, seq: int) -> bool:
         """Send ``viewer`` every kept event after ``last_seq`` it may see; False (nothing sent)
         when ``last_seq`` is ahead of the table's ``seq`` or some of the events after it are no
         longer kept — an earlier run's number included, as runs number from their own block."""
         events = self._events
-        if last_seq > seq or (last_seq < seq and (not events or events[0].seq > last_seq + 1)):
+        if last_seq > seq or (last_seq < seq and (not events or events[0][0] > last_seq + 1)):
             return False
-        for item in events:
-            if item.seq > last_seq and item.audience in (None, viewer.player_id):
-                viewer.deliver(item.frame)
+        for kept, frame, audience in events:
+            if kept > last_seq and audience in (None, viewer.player_id):
+                viewer.deliver(frame)
         return True
