@@ -2,7 +2,7 @@
 
 A cancellation can be lost: Python 3.11's ``asyncio.wait_for`` (which redis-py uses around
 every command) drops one that arrives just as its awaitable finishes, and a task looping on
-``BLPOP`` then reads on as if nothing happened — and a node waiting for it never stops on
+``BLMPOP`` then reads on as if nothing happened — and a node waiting for it never stops on
 SIGTERM. So a task is cancelled again until it has ended.
 """
 
