@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from loadtests.bench_loadtest import PLAYERS_PER_COPY, served, summarize
+from loadtests.bench_loadtest import PLAYERS_PER_COPY, _users_at_end, served, summarize
 from loadtests.scenarios.floors import PEAK_EVENING, RECONNECT_STORM
 from server.config import parse_config
 
@@ -75,3 +75,17 @@ def test_render_compares_the_deployments_and_says_when_none_held() -> None:
     assert "| `reconnect_storm` | single | none held |" not in text
     assert "| `reconnect_storm` | cluster-1 | none held |" in text
     assert "| `reconnect_storm` | — | none held | — |" in text  # single: not tried
+
+
+def test_users_at_end_are_counted_before_locust_stops_them() -> None:
+    """A user lost mid-run counts; the users Locust is stopping after its time is up do not
+    (a trial of 3,000 once read 1,557 there and failed for it)."""
+
+    def line(t: float, users: int) -> dict[str, str]:
+        return {"Timestamp": f"{t:.0f}", "User Count": str(users), "Name": "Aggregated"}
+
+    history = [line(100, 1000), line(130, 3000), line(150, 3000), line(160, 1557), line(161, 0)]
+    assert _users_at_end(history, until=159) == 3000
+    lost = [*history[:2], line(150, 2990), *history[3:]]
+    assert _users_at_end(lost, until=159) == 2990
+    assert _users_at_end([line(100, 0)], until=159) == 0
