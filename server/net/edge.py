@@ -27,6 +27,7 @@ from websockets.http11 import Request, Response
 from server import __version__
 from server.net.connection import ConnectionLimits, serve_connection
 from server.net.fanout import fanout
+from server.net.heartbeat import Heartbeat
 from server.net.metrics import Metrics
 from server.tables.floor import Floor
 
@@ -78,6 +79,9 @@ class Edge:
         self.ready, self.devices = ready, devices
         self.client_dist = client_dist
         self.server: Server | None = None
+        # One keepalive task for every connection instead of websockets' task each
+        # (server/net/heartbeat.py: fewer long-lived objects for the garbage collector).
+        self.heartbeat = Heartbeat(interval=20, timeout=20)
         self.floor: Floor | None = None
         self.connections = 0
         self.metrics.gauge(
@@ -104,14 +108,15 @@ class Edge:
             compression=None,  # permessage-deflate costs 3x memory and half the throughput
             max_size=MAX_FRAME,
             max_queue=32,
-            ping_interval=20,
-            ping_timeout=20,
+            ping_interval=None,  # the one Heartbeat pings every connection
             server_header=f"croupier/{__version__}",
         )
+        self.heartbeat.start()
         sockets = self.server.sockets
         return int(sockets[0].getsockname()[1]) if sockets else port
 
     async def stop(self) -> None:
+        await self.heartbeat.stop()
         if self.server is not None:
             self.server.close()
             await self.server.wait_closed()
@@ -119,9 +124,11 @@ class Edge:
     async def _handler(self, ws: ServerConnection) -> None:
         assert self.floor is not None  # set before listening
         self.connections += 1
+        self.heartbeat.add(ws)
         try:
             await serve_connection(ws, self.floor, self.metrics, self.limits)
         finally:
+            self.heartbeat.discard(ws)
             self.connections -= 1
 
     def _route(self, connection: ServerConnection, request: Request) -> Response | None:
