@@ -247,7 +247,7 @@ class EventBus:
             head = heads.get(table_id)
             if head is None:
                 key = f"{self.prefix}history:{table_id}".encode()
-                channel = f"{self.prefix}events:{table_id}".encode()
+                channel = self._table_channel(table_id)
                 head = heads[table_id] = (
                     b"*8\r\n$4\r\nXADD\r\n" + _bulk(key) + self._xadd,
                     b"*3\r\n$7\r\nPUBLISH\r\n" + _bulk(channel),
@@ -275,10 +275,14 @@ class EventBus:
 
     # --- which tables' events this node receives ---------------------------------------------
 
+    def _table_channel(self, table_id: str) -> bytes:
+        """The channel ``table_id``'s events go on."""
+        return f"{self.prefix}events:{table_id}".encode()
+
     async def watch(self, table_id: str) -> None:
         """Receive ``table_id``'s events from now on: returns once Redis has confirmed the
         subscription (at once when it already had). Raises when Redis cannot be reached."""
-        channel = f"{self.prefix}events:{table_id}".encode()
+        channel = self._table_channel(table_id)
         self._watched.add(table_id)
         confirmed = self._confirmed.get(channel)
         if confirmed is None:
@@ -290,7 +294,7 @@ class EventBus:
 
     def unwatch(self, table_id: str) -> None:
         """No more of ``table_id``'s events (the node's last viewer of it left)."""
-        channel = f"{self.prefix}events:{table_id}".encode()
+        channel = self._table_channel(table_id)
         confirmed = self._confirmed.get(channel)
         if confirmed is not None and not confirmed.done():
             return  # someone is joining a viewer right now: the subscription stays
@@ -341,7 +345,7 @@ class EventBus:
                 link = await _Link.open(self.redis)
                 # The cluster's channel and every table's this node watches, at once.
                 channels = [self.channel.encode()]
-                channels += [f"{self.prefix}events:{t}".encode() for t in sorted(self._watched)]
+                channels += [self._table_channel(t) for t in sorted(self._watched)]
                 link.write(_command(b"SUBSCRIBE", *channels))
                 self._in = link
                 await self._listen(link)

@@ -55,7 +55,7 @@ class Heartbeat:
         self._paused_since: dict[Connection, float] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
-        self.closed = 0  # connections closed for not answering (for tests and /metrics)
+        self.closed = 0  # connections closed for not answering
 
     def add(self, ws: Connection) -> None:
         group = next(self._next)

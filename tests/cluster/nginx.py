@@ -33,6 +33,7 @@ from pathlib import Path
 
 __all__ = ["CROUPIER_CONF", "Nginx", "NginxError", "NginxMissing", "find_nginx", "start_nginx"]
 
+FAIL_TIMEOUT = 2.0  # seconds nginx skips a node after one failure (max_fails=1)
 CROUPIER_CONF = Path(__file__).resolve().parents[2] / "deploy" / "nginx" / "croupier.conf"
 UPSTREAMS = "croupier-upstreams.conf"
 LISTEN = "croupier-listen.conf"
@@ -105,7 +106,8 @@ def _upstreams(backends: list[Backend]) -> str:
     if not backends:
         raise ValueError("nginx needs at least one backend")
     return "".join(
-        f"server {host}:{port} max_fails=1 fail_timeout=2s;\n" for host, port in backends
+        f"server {host}:{port} max_fails=1 fail_timeout={FAIL_TIMEOUT:g}s;\n"
+        for host, port in backends
     )
 
 

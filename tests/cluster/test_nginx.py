@@ -18,7 +18,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import PROTOCOL_VERSION, Hello, Welcome
 from tests.cluster import nginx as harness
-from tests.cluster.nginx import NginxMissing
+from tests.cluster.nginx import FAIL_TIMEOUT, NginxMissing
 from tests.cluster.nodes import nginx_for
 from tests.net import exposition
 from tests.net.processes import http_get, serve, wait_ready
@@ -72,7 +72,6 @@ def nodes(tmp_path: Path) -> Iterator[list[Node]]:
                 node.process.wait()
 
 
-FAIL_TIMEOUT = 2.0  # the upstreams' fail_timeout (tests/cluster/nginx.py)
 # How long a test waits for what must come (an answer, a count to settle): a bound for
 # what never happens, generous on a loaded machine, never a measure of speed.
 PATIENCE = 30.0
