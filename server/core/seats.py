@@ -34,10 +34,24 @@ class Seats:
     def seated(self, now: float) -> set[str]:
         """Players holding a seat: connected as a player, or dropped less than
         ``grace_seconds`` ago."""
-        for player, until in list(self._held.items()):
-            if until <= now:
-                del self._held[player]
+        self._expire(now)
         return set(self._connected) | set(self._held)
+
+    def count(self, now: float) -> int:
+        """How many players hold a seat (``len(seated(now))``, without building the set:
+        the lobby asks it of every table for every reader)."""
+        self._expire(now)
+        return len(self._connected) + len(self._held)
+
+    def _expire(self, now: float) -> None:
+        # Holds are kept in the order they end (``drop`` re-inserts a player's hold at the
+        # back), so the expired ones are at the front: nothing to walk while none is due.
+        held = self._held
+        while held:
+            player, until = next(iter(held.items()))
+            if until > now:
+                return
+            del held[player]
 
     def join(self, player_id: str, role: str, now: float, seat: int | None = None) -> None:
         """Admit a connection; ``IllegalAction(table_full)`` when it would need a seat and
@@ -71,6 +85,7 @@ class Seats:
     def drop(self, player_id: str, role: str, now: float) -> None:
         self.leave(player_id, role)
         if role == "player" and player_id not in self._connected:
+            self._held.pop(player_id, None)  # to the back: holds stay in the order they end
             self._held[player_id] = now + self.grace_seconds
 
     def require_seated(self, player_id: str) -> None:

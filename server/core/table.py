@@ -439,6 +439,9 @@ class TableCore:
     def seated(self, now: float) -> set[str]:
         return self.seats.seated(now)
 
+    def seated_count(self, now: float) -> int:
+        return self.seats.count(now)
+
     @property
     def phase(self) -> str:
         if not self.available:

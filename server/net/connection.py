@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
@@ -263,8 +264,7 @@ class _Session:
         if rules is None:
             self.error("unknown_table", "no such table", message.table, message.ref)
         else:
-            rules.ref = message.ref
-            self.send(rules)
+            self.send(msgspec.structs.replace(rules, ref=message.ref))  # shared: copied
 
     async def _ping(self, message: Ping) -> None:
         self.send(Pong(nonce=message.nonce, ref=message.ref))

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import msgspec
+
 from server.core.replay import replay_round
 from server.games.events import CardDealt, WagerSettled
 from server.games.table import TableGame
@@ -23,6 +25,11 @@ class Lobby:
     def __init__(self, casino: Casino, stations: Stations | None = None) -> None:
         self.casino, self.stations = casino, stations
         self.ledger, self.journal = casino.ledger, casino.journal
+        # Each table's last lobby line: (its settings, what the line showed, the line).
+        self._lines: dict[str, tuple[Any, tuple[int, int, str, bool], TableSummary]] = {}
+        # Each table's rules: built from its configuration once (the roulette layout's
+        # spots take milliseconds), shared by every reader — a reply is a copy with its ref.
+        self._rules: dict[str, tuple[Any, TableGame, Rules]] = {}
 
     @property
     def games(self) -> dict[str, TableGame]:
@@ -33,36 +40,53 @@ class Lobby:
         return [self.summary(table) for table in self.casino.tables.values()]
 
     def summary(self, table: TableRuntime) -> TableSummary:
+        """The table's lobby line. Every reader of the lobby asks it of every table, so a
+        line is built again only when something it shows has changed — the table's settings,
+        an event (``seq``: a result, a phase), a seat — and otherwise only its betting
+        countdown is brought up to date."""
         s = table.settings
-        return TableSummary(
-            table=s.id,
-            name=s.name,
-            game=table.game.game,
-            variant=table.game.variant,
-            minimum=s.minimum,
-            maximum=s.maximum,
-            seats=s.seats,
-            seated=len(table.seated),
-            phase=table.phase,
-            closes_in_ms=table.closes_in_ms,
-            last_results=list(table.last_results)[-10:],
-            automated=table.game.automated,
-            boxed=table.game.boxed,
-            stations_only=self.stations_only(s.id),
-        )
+        stamp = (table.seq, table.seated_count, table.phase, self.stations_only(s.id))
+        cached = self._lines.get(s.id)
+        if cached is not None and cached[0] is s and cached[1] == stamp:
+            line = cached[2]
+        else:
+            _, seated, phase, stations_only = stamp
+            line = TableSummary(
+                table=s.id,
+                name=s.name,
+                game=table.game.game,
+                variant=table.game.variant,
+                minimum=s.minimum,
+                maximum=s.maximum,
+                seats=s.seats,
+                seated=seated,
+                phase=phase,
+                closes_in_ms=None,
+                last_results=list(table.last_results)[-10:],
+                automated=table.game.automated,
+                boxed=table.game.boxed,
+                stations_only=stations_only,
+            )
+            self._lines[s.id] = (s, stamp, line)
+        closes = table.closes_in_ms
+        return line if closes is None else msgspec.structs.replace(line, closes_in_ms=closes)
 
     def stations_only(self, table_id: str) -> bool:
         """Whether the table seats its player stations only (it has stations)."""
         return self.stations is not None and table_id in self.stations.tables
 
     def rules(self, table_id: str) -> Rules | None:
-        """The table's rules and paytables: from its configuration, wherever it runs."""
+        """The table's rules and paytables: from its configuration, wherever it runs (the
+        same object each time while the configuration is the same: copy it to change it)."""
         game = self.games.get(table_id)
         settings = self.casino.table_settings.get(table_id)
         if game is None or settings is None:
             return None
+        cached = self._rules.get(table_id)
+        if cached is not None and cached[0] is settings and cached[1] is game:
+            return cached[2]
         info = game.rules()
-        return Rules(
+        rules = Rules(
             table=table_id,
             game=game.game,
             variant=game.variant,
@@ -75,6 +99,8 @@ class Lobby:
             boxed=game.boxed,
             seats=settings.seats,
         )
+        self._rules[table_id] = (settings, game, rules)
+        return rules
 
     def recall(self, player_id: str, table_id: str | None = None) -> list[RecalledRound]:
         """The player's last 10 finished rounds, card by card (58 Pa. Code 810a.11)."""

@@ -125,6 +125,10 @@ class TableRuntime:
         return self.core.seated(self.clock.now())
 
     @property
+    def seated_count(self) -> int:
+        return self.core.seated_count(self.clock.now())
+
+    @property
     def closes_in_ms(self) -> int | None:
         return self.core.closes_in_ms(self.clock.now())
 

@@ -1,0 +1,105 @@
+"""The lobby and the rules over the wire: every reader sees each table as it is now — its
+seats, phase, countdown and results — although a line is built again only when one of them
+changed (``Lobby.summary``), and every reader gets the rules with its own ``ref``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from server.protocol.messages import (
+    GetRules,
+    Join,
+    Joined,
+    Leave,
+    Left,
+    ListTables,
+    Lobby,
+    Rules,
+    TableSummary,
+)
+from tests.net.live import Client, advance, live_service
+
+
+async def _line(client: Client, table: str, ref: int) -> TableSummary:
+    await client.send(ListTables(ref=ref))
+    lobby: Lobby = await client.expect(Lobby)
+    assert lobby.ref == ref
+    return next(t for t in lobby.tables if t.table == table)
+
+
+def test_the_lobby_follows_seats_phase_countdown_and_results(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path) as service,
+            Client.connect(service, "ann") as ann,
+            Client.connect(service, "bob") as bob,
+        ):
+            first = await _line(ann, "rt", 1)
+            assert (first.seated, first.phase, first.closes_in_ms) == (0, "betting", 10_000)
+            assert first.last_results == []
+
+            await advance(service, 3)  # nothing changed but the clock: the countdown did
+            line = await _line(ann, "rt", 2)
+            assert (line.seated, line.phase, line.closes_in_ms) == (0, "betting", 7_000)
+
+            await bob.send(Join(table="rt", role="player", ref=1))
+            await bob.expect(Joined)
+            line = await _line(ann, "rt", 3)
+            assert (line.seated, line.closes_in_ms) == (1, 7_000)
+            await ann.send(Join(table="rt", role="spectator", ref=4))
+            await ann.expect(Joined)
+            assert (await _line(ann, "rt", 5)).seated == 1  # a spectator takes no seat
+
+            await advance(service, 7)  # betting closes, the ball lands, the round settles
+            settled = await ann.event("round_settled")
+            line = await _line(ann, "rt", 6)
+            assert line.last_results == [settled.data["result"]]
+            assert line.phase != "betting" and line.closes_in_ms is None
+
+            await bob.send(Leave(table="rt", ref=2))
+            await bob.expect(Left)
+            assert (await _line(ann, "rt", 7)).seated == 0
+
+            await advance(service, 2)  # the next round opens: a new countdown
+            await ann.event("betting_opened")
+            line = await _line(ann, "rt", 8)
+            assert (line.phase, line.closes_in_ms) == ("betting", 10_000)
+            assert line.last_results == [settled.data["result"]]
+
+    asyncio.run(scenario())
+
+
+def test_a_dropped_player_s_seat_shows_until_the_hold_ends(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with live_service(tmp_path) as service, Client.connect(service, "ann") as ann:
+            async with Client.connect(service, "bob") as bob:
+                await bob.send(Join(table="rt", role="player", ref=1))
+                await bob.expect(Joined)
+            await asyncio.sleep(0.1)  # bob's connection is gone: his seat is held
+            assert (await _line(ann, "rt", 1)).seated == 1
+            await advance(service, 61)  # past the grace period, with no other change
+            assert (await _line(ann, "b6", 2)).seated == 0
+            assert (await _line(ann, "rt", 3)).seated == 0
+
+    asyncio.run(scenario())
+
+
+def test_every_reader_gets_the_rules_with_its_own_ref(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path) as service,
+            Client.connect(service, "ann") as ann,
+            Client.connect(service, "bob") as bob,
+        ):
+            await ann.send(GetRules(table="rt", ref=7))
+            await bob.send(GetRules(table="rt", ref=9))
+            first, second = await ann.expect(Rules), await bob.expect(Rules)
+            assert (first.ref, second.ref) == (7, 9)
+            assert first.spots == second.spots and "red" in first.spots
+            assert first.paytables == second.paytables
+            # the rules the lobby keeps are shared: a reply never changes them
+            kept = service.lobby.rules("rt")
+            assert kept is not None and kept.ref is None
+
+    asyncio.run(scenario())
