@@ -40,8 +40,10 @@ class Seats:
     def count(self, now: float) -> int:
         """How many players hold a seat (``len(seated(now))``, without building the set:
         the lobby asks it of every table for every reader)."""
-        self._expire(now)
-        return len(self._connected) + len(self._held)
+        held = self._held
+        if held and next(iter(held.values())) <= now:
+            self._expire(now)
+        return len(self._connected) + len(held)
 
     def _expire(self, now: float) -> None:
         # Holds are kept in the order they end (``drop`` re-inserts a player's hold at the

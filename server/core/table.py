@@ -439,8 +439,10 @@ class TableCore:
     def seated(self, now: float) -> set[str]:
         return self.seats.seated(now)
 
-    def seated_count(self, now: float) -> int:
-        return self.seats.count(now)
+    def lobby_state(self, now: float) -> tuple[int, int, str, int | None]:
+        """What a lobby line shows that changes — ``seq`` (an event: a result), the number
+        seated, the phase — and the betting countdown: one call per table per lobby read."""
+        return self.seq, self.seats.count(now), self.phase, self.closes_in_ms(now)
 
     @property
     def phase(self) -> str:

@@ -45,12 +45,16 @@ class Lobby:
         an event (``seq``: a result, a phase), a seat — and otherwise only its betting
         countdown is brought up to date."""
         s = table.settings
-        stamp = (table.seq, table.seated_count, table.phase, self.stations_only(s.id))
+        seq, seated, phase, closes = table.lobby_state
+        stations_only = self.stations_only(s.id)
         cached = self._lines.get(s.id)
-        if cached is not None and cached[0] is s and cached[1] == stamp:
+        if (
+            cached is not None
+            and cached[0] is s
+            and cached[1] == (seq, seated, phase, stations_only)
+        ):
             line = cached[2]
         else:
-            _, seated, phase, stations_only = stamp
             line = TableSummary(
                 table=s.id,
                 name=s.name,
@@ -67,8 +71,7 @@ class Lobby:
                 boxed=table.game.boxed,
                 stations_only=stations_only,
             )
-            self._lines[s.id] = (s, stamp, line)
-        closes = table.closes_in_ms
+            self._lines[s.id] = (s, (seq, seated, phase, stations_only), line)
         return line if closes is None else msgspec.structs.replace(line, closes_in_ms=closes)
 
     def stations_only(self, table_id: str) -> bool:

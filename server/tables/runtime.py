@@ -125,8 +125,8 @@ class TableRuntime:
         return self.core.seated(self.clock.now())
 
     @property
-    def seated_count(self) -> int:
-        return self.core.seated_count(self.clock.now())
+    def lobby_state(self) -> tuple[int, int, str, int | None]:
+        return self.core.lobby_state(self.clock.now())
 
     @property
     def closes_in_ms(self) -> int | None:
