@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -93,7 +94,11 @@ class TableRuntime:
         self.viewers: dict[Viewer, str] = {} if viewers is None else viewers
         self.hooks = hooks or TableHooks()
         self.history = History(history)
-        self._inbox: asyncio.Queue[cmd.Command] = asyncio.Queue()
+        # Commands for the table's loop, and the future it waits on while there are none
+        # (``_next``; a set: whoever else waits there is woken too, never left behind): a
+        # command wakes the loop one turn of the event loop after it came.
+        self._inbox: deque[cmd.Command] = deque()
+        self._waiters: set[asyncio.Future[None]] = set()
         # Bets' writes under way on tasks of their own (``_answer``), and for each its count
         # in ``writes_in_flight``, held until the core has taken its ``Done``.
         self._answering: set[asyncio.Task[None]] = set()
@@ -109,7 +114,7 @@ class TableRuntime:
         # read on the event loop, a round trip each with a shared database.
         self._posted: dict[str, int] = {}
         if devices is not None:  # the dealer console's no more bets and voids
-            devices.on_console(lambda staff: self._inbox.put_nowait(cmd.Console(staff)))
+            devices.on_console(lambda staff: self._put(cmd.Console(staff)))
 
     # --- what the core knows, as the server reads it ------------------------------------------
 
@@ -205,15 +210,15 @@ class TableRuntime:
         cid = next(self._cids)
         future: asyncio.Future[TableReply] = asyncio.get_running_loop().create_future()
         self._replies[cid] = future
-        await self._inbox.put(replace(command, cid=cid))
+        self._put(replace(command, cid=cid))
         return await future
 
     def drain(self) -> None:
         """Finish the round in play and open no other (the table moves to another node)."""
-        self._inbox.put_nowait(cmd.Drain())
+        self._put(cmd.Drain())
 
     def stop(self) -> None:
-        self._inbox.put_nowait(cmd.Stop())
+        self._put(cmd.Stop())
         if self.stores.devices is not None:  # a round waiting for a device is voided
             self.stores.devices.stop()
 
@@ -254,23 +259,42 @@ class TableRuntime:
                 release()
             self._holds.clear()
 
+    def _put(self, command: cmd.Command) -> None:
+        """Queue ``command`` for the table's loop, and wake the loop if it waits."""
+        self._inbox.append(command)
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
     async def _next(self) -> cmd.Command:
-        """The next command from the inbox, or a tick when the core's deadline comes first."""
-        if not self._inbox.empty():
-            return self._inbox.get_nowait()
-        if self._deadline is None:
-            return await self._inbox.get()
-        get = asyncio.ensure_future(self._inbox.get())
-        sleep = asyncio.ensure_future(self.clock.sleep_until(self._deadline))
-        done, pending = await asyncio.wait({get, sleep}, return_when=asyncio.FIRST_COMPLETED)
-        for task in pending:
-            task.cancel()
-        if pending:
-            # Their ends, awaited with asyncio.wait: a suppress(CancelledError) around each
-            # also swallowed a cancellation of this task arriving meanwhile, and a table a
-            # node abandoned (its lease lost) then played on, and the node waited forever.
-            await asyncio.wait(pending)
-        return get.result() if get in done else cmd.Tick()
+        """The next command from the inbox, or a tick when the core's deadline comes first.
+
+        The loop waits on one future, which a command (``_put``) or the deadline's alarm
+        completes: a bet reaches the core one turn of the event loop after it came. (A
+        task for the inbox's ``get`` and one for the sleep, raced with ``asyncio.wait``,
+        the loser cancelled and awaited, cost four or five turns — each as long as
+        everything else a busy loop runs in it — before every command.)"""
+        inbox = self._inbox
+        if not inbox:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.add(waiter)
+            alarm = None
+            if self._deadline is not None:
+                alarm = asyncio.ensure_future(self._alarm(self._deadline, waiter))
+            try:
+                await waiter  # a cancellation of this task comes through here, as it is
+            finally:
+                self._waiters.discard(waiter)
+                if alarm is not None:
+                    alarm.cancel()  # not awaited: nothing waits on it, nothing is swallowed
+            if not inbox:
+                return cmd.Tick()
+        return inbox.popleft()
+
+    async def _alarm(self, deadline: float, waiter: asyncio.Future[None]) -> None:
+        await self.clock.sleep_until(deadline)
+        if not waiter.done():
+            waiter.set_result(None)
 
     def _share(self, wait: fx.Wait) -> None:
         """Perform a bet's ``Wait`` on a task of its own, which hands the core its ``Done``.
@@ -296,7 +320,7 @@ class TableRuntime:
                 done = cmd.Done(results, wait.wid)
                 await self._perform(self.core.handle(done, self.clock.now()), fresh=False)
                 if self._deadline != deadline or self.core.finished:
-                    self._inbox.put_nowait(cmd.Tick())  # the loop waits on the new deadline
+                    self._put(cmd.Tick())  # the loop waits on the new deadline
         finally:
             self._holds.pop(wait.wid, lambda: None)()
 
