@@ -51,6 +51,7 @@ __all__ = [
     "Verdict",
     "hold_in_flight",
     "in_flight",
+    "joined",
     "writes_in_flight",
 ]
 
@@ -241,6 +242,53 @@ class _Undo(Exception):
         self.error = error
 
 
+async def joined(futures: list[concurrent.futures.Future[Any]]) -> list[_Outcome]:
+    """Await writes queued on writer threads — one writer's or several — each one's outcome,
+    ``(True, value)`` or ``(False, exception)``.
+
+    The event loop is called once, when the last of them is resolved, and the task awaiting
+    them runs one turn of the loop later. (Through ``asyncio.wrap_future`` and
+    ``asyncio.gather`` it ran three turns later — the chained future, gather's callback, the
+    task — each turn as long as everything else a busy loop runs in it.) A waiter that gives
+    up cancels the writes not yet taken up, as ``run``'s does."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    left = len(futures)
+    lock = threading.Lock()
+
+    def deliver() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    def one_more(_: concurrent.futures.Future[Any]) -> None:  # on a writer thread, mostly
+        nonlocal left
+        with lock:
+            left -= 1
+            last = left == 0
+        if last and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(deliver)
+
+    if not futures:
+        return []
+    for future in futures:
+        future.add_done_callback(one_more)
+    try:
+        await done
+    except asyncio.CancelledError:
+        for future in futures:
+            future.cancel()  # only those not yet taken up: a write under way ends as it ends
+        raise
+    return [_outcome(future) for future in futures]
+
+
+def _outcome(future: concurrent.futures.Future[Any]) -> _Outcome:
+    if future.cancelled():
+        return (False, concurrent.futures.CancelledError())
+    error = future.exception()
+    return (True, future.result()) if error is None else (False, error)
+
+
 class GroupCommitWriter(Generic[C]):
     """The one thread writing a store through ``backend`` (see the module's docstring).
 
@@ -292,23 +340,24 @@ class GroupCommitWriter(Generic[C]):
         """Apply ``writes`` in the same transaction — queued as one, never split between
         groups: a bet's journal record and its debit where one database keeps both — and
         await them; each one's outcome, ``(True, value)`` or ``(False, exception)``."""
+        with in_flight():  # until this coroutine has the results, as ``run``
+            return await joined(self.queue_all(writes))
+
+    def queue_all(self, writes: list[Prepared]) -> list[concurrent.futures.Future[Any]]:
+        """Queue ``writes`` as one (``run_all``) now, not counted in ``writes_in_flight``:
+        their futures, to await with ``joined`` — also together with other writers'."""
         futures: list[concurrent.futures.Future[Any]] = [
             concurrent.futures.Future() for _ in writes
         ]
         with self._close_lock:
             if self._closed:
-                error = StorageError(f"the {self.name} writer is closed")
-                return [(False, error)] * len(writes)
+                for future in futures:
+                    future.set_exception(StorageError(f"the {self.name} writer is closed"))
+                return futures
             self._queue.put(
                 [_Write(w.apply, f, w.batched) for w, f in zip(writes, futures, strict=True)]
             )
-        with in_flight():  # until this coroutine has the results, as ``run``
-            done = await asyncio.gather(
-                *(asyncio.wrap_future(f) for f in futures), return_exceptions=True
-            )
-        return [
-            (False, value) if isinstance(value, BaseException) else (True, value) for value in done
-        ]
+        return futures
 
     def call(self, apply: Callable[[C], T]) -> T:
         """``submit`` and wait: for tools, recovery and tests, never on a busy event loop."""

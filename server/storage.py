@@ -32,6 +32,7 @@ from server.group_commit import (
     Verdict,
     hold_in_flight,
     in_flight,
+    joined,
     writes_in_flight,
 )
 from server.stores import StorageError
@@ -42,6 +43,7 @@ __all__ = [
     "StorageError",
     "hold_in_flight",
     "in_flight",
+    "joined",
     "open_durable_sqlite",
     "writes_in_flight",
 ]

@@ -77,16 +77,23 @@ class _GuardedWriter:
 
     async def run_all(self, writes: list[Any]) -> list[tuple[bool, Any]]:
         """``run_all`` of the store's writer, every write guarded (``group_commit.Prepared``)."""
-        guarded = [
+        outcomes: list[tuple[bool, Any]] = await self._writer.run_all(self._guarded(writes))
+        return outcomes
+
+    def _guarded(self, writes: list[Any]) -> list[Any]:
+        return [
             dataclasses.replace(w, apply=self._wrap(w.apply), batched=self._batched(w.batched))
             for w in writes
         ]
-        outcomes: list[tuple[bool, Any]] = await self._writer.run_all(guarded)
-        return outcomes
 
     async def run(self, apply: Callable[[Any], T], *, batched: Any = None) -> T:
         result: T = await self._writer.run(self._wrap(apply), batched=self._batched(batched))
         return result
+
+    def queue_all(self, writes: list[Any]) -> list[Any]:
+        """``queue_all`` of the store's writer, every write guarded."""
+        futures: list[Any] = self._writer.queue_all(self._guarded(writes))
+        return futures
 
 
 def guarded(store: S, guard: Callable[[Any], None]) -> S:

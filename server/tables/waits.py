@@ -20,6 +20,7 @@ from server.core import effects as fx
 from server.games.table import TableGame
 from server.journal.journal import Journal, RoundStatus
 from server.journal.records import payload_of
+from server.storage import in_flight, joined
 from server.tables.chance import answer_chance
 from server.wallet.ledger import InsufficientFunds, Ledger
 
@@ -54,6 +55,22 @@ def _shared_writer(ledger: Any, journal: Any) -> Any:
     return mine if same else None
 
 
+def _own_writers(ledger: Any, journal: Any) -> tuple[Any, Any] | None:
+    """The journal's writer and the ledger's, where both queue writes to be awaited
+    together (``queue_all``); None for stores without (a test's, or another kind)."""
+    mine, theirs = getattr(journal, "writer", None), getattr(ledger, "writer", None)
+    if not (hasattr(mine, "queue_all") and hasattr(theirs, "queue_all")):
+        return None
+    if not (hasattr(journal, "append_write") and hasattr(ledger, "post_write")):
+        return None
+    return mine, theirs
+
+
+def _value(outcome: tuple[bool, Any]) -> Any:
+    ok, value = outcome
+    return value if ok else failure(value)
+
+
 def failure(exc: Exception) -> fx.Refused | fx.Failed:
     """An effect's exception as a table core takes it (it knows no store's own errors)."""
     if isinstance(exc, InsufficientFunds):
@@ -79,6 +96,9 @@ class TableStores:
         # Where one database keeps both stores, their shared writer (the journal's view of
         # it, guarded like the ledger's): a bet's record and debit go in one transaction.
         self._together = _shared_writer(ledger, journal)
+        # Where each has a writer of its own (the SQLite files), both: a bet's record and
+        # debit are queued at once and awaited together (``group_commit.joined``).
+        self._apart = None if self._together is not None else _own_writers(ledger, journal)
 
     async def results(self, effects: tuple[Any, ...]) -> tuple[Any, ...]:
         """Perform a ``Wait``'s effects at once; its ledger posts, when there are several
@@ -86,12 +106,12 @@ class TableStores:
         record and debit, where the ledger and the journal share a writer, in the same
         transaction."""
         if (
-            self._together is not None
+            (self._together is not None or self._apart is not None)
             and len(effects) == 2
             and type(effects[0]) is fx.AppendRecord
             and type(effects[1]) is fx.Post
         ):
-            return await self._together_in_one(effects[0], effects[1])
+            return await self._record_and_debit(effects[0], effects[1])
         posts = [effect for effect in effects if type(effect) is fx.Post]
         if len(posts) < 2:
             return tuple(await asyncio.gather(*map(self.result, effects)))
@@ -100,22 +120,47 @@ class TableStores:
         by_kind = iter(posted), iter(done)
         return tuple(next(by_kind[type(effect) is not fx.Post]) for effect in effects)
 
-    async def _together_in_one(self, record: fx.AppendRecord, post: fx.Post) -> tuple[Any, Any]:
-        """A bet's journal record and its debit, written in one transaction (never one
-        without the other, whatever instant a crash comes)."""
-        # Stores that share a writer are ``server.journal.books``' and ``server.wallet.books``'.
+    async def _record_and_debit(self, record: fx.AppendRecord, post: fx.Post) -> tuple[Any, Any]:
+        """A bet's journal record and its debit: in one transaction where one database keeps
+        both (never one without the other, whatever instant a crash comes), else each on its
+        store's writer. Both are queued at once, in that order, from this task (a task each
+        would queue them a turn of the event loop later) and awaited together: the answer
+        comes one turn after the (later) commit. Either half may fail alone."""
         journal: Any = self.journal
         ledger: Any = self.ledger
-        writes = [
-            journal.append_write(
-                record.round_id, record.record.kind, payload_of(record.record), player=record.player
+        halves: list[Any] = []
+        makes: tuple[Callable[[], Any], ...] = (
+            partial(
+                journal.append_write,
+                record.round_id,
+                record.record.kind,
+                payload_of(record.record),
+                player=record.player,
             ),
-            ledger.post_write(post.key, post.transfers),
-        ]
-        assert self._together is not None
+            partial(ledger.post_write, post.key, post.transfers),
+        )
+        for make in makes:
+            try:
+                halves.append(make())
+            except Exception as exc:  # refused before it was queued: that half fails
+                halves.append(exc)
         with ledger.pending(post.transfers):  # what ``available`` holds back meanwhile
-            outcomes = await self._together.run_all(writes)
-        journaled, debited = (value if ok else failure(value) for ok, value in outcomes)
+            futures: list[Any] = []
+            if self._together is not None:
+                futures = self._together.queue_all(
+                    [h for h in halves if not isinstance(h, Exception)]
+                )
+            else:
+                assert self._apart is not None
+                for half, writer in zip(halves, self._apart, strict=True):
+                    if not isinstance(half, Exception):
+                        futures += writer.queue_all([half])
+            with in_flight():  # until this task has the results
+                outcomes = iter(await joined(futures))
+        journaled, debited = (
+            failure(half) if isinstance(half, Exception) else _value(next(outcomes))
+            for half in halves
+        )
         return journaled, debited
 
     async def _posts(self, posts: list[fx.Post]) -> list[Any]:

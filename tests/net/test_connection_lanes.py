@@ -25,17 +25,26 @@ from tests.net.live import Client, live_service
 
 
 def _hold_debits(service: Any, table: str) -> asyncio.Event:
-    """The ledger's bet debits at ``table`` wait until the returned event is set."""
-    ledger = service.ledger
-    original = ledger.apost
+    """The writes of ``table``'s bets (a bet's journal record and its debit, written
+    together) wait until the returned event is set; every other table writes as usual."""
+    stores = service.casino.tables[table].stores
+    one, several = stores.result, stores.results
     let_through = asyncio.Event()
 
-    async def held(key: str, transfers: Any) -> Any:
-        if key.startswith(f"bet:{table}."):
-            await let_through.wait()
-        return await original(key, transfers)
+    def a_bet(effects: Any) -> bool:
+        return any(getattr(e, "key", "").startswith(f"bet:{table}.") for e in effects)
 
-    ledger.apost = held
+    async def result(effect: Any) -> Any:
+        if a_bet([effect]):
+            await let_through.wait()
+        return await one(effect)
+
+    async def results(effects: Any) -> Any:
+        if a_bet(effects):
+            await let_through.wait()
+        return await several(effects)
+
+    stores.result, stores.results = result, results
     return let_through
 
 

@@ -50,8 +50,9 @@ REVEALED_BY = {
 }
 
 WRITE_TIMEOUT = 60.0  # seconds: far beyond any write of these stores, even on a busy machine
-# What ``Faults`` can make fail: a ledger post (one ``apost`` or one ``apost_many``), a journal
-# record, a round's opening or finishing, a saved state; "write" is any of them; "rng" a draw.
+# What ``Faults`` can make fail: a ledger post (one ``apost``, ``apost_many`` or a bet's
+# ``post_write``), a journal record (``aappend``, a bet's ``append_write``), a round's opening
+# or finishing, a saved state; "write" is any of them; "rng" a draw.
 WRITE_KINDS = ("post", "record", "open", "finish", "state")
 FAULT_KINDS = (*WRITE_KINDS, "write", "rng")
 
@@ -107,6 +108,11 @@ class _FaultyLedger:
         self._faults.check("post", " + ".join(key for key, _ in batches))
         return await self._ledger.apost_many(batches)
 
+    def post_write(self, key: str, transfers: Sequence[Transfer]) -> Any:
+        """A bet's debit, made ready to be written with its record (``TableStores``)."""
+        self._faults.check("post", key)
+        return self._ledger.post_write(key, transfers)
+
 
 class _FaultyJournal:
     """The table's journal, whose awaited writes may be made to fail."""
@@ -120,6 +126,11 @@ class _FaultyJournal:
     async def aappend(self, round_id: str, kind: str, payload: Any, **kw: Any) -> Any:
         self._faults.check("record", f"{round_id} {kind}")
         return await self._journal.aappend(round_id, kind, payload, **kw)
+
+    def append_write(self, round_id: str, kind: str, payload: Any, **kw: Any) -> Any:
+        """A bet's record, made ready to be written with its debit (``TableStores``)."""
+        self._faults.check("record", f"{round_id} {kind}")
+        return self._journal.append_write(round_id, kind, payload, **kw)
 
     async def aopen_round(self, table_id: str, round_id: str, payload: Any) -> Any:
         self._faults.check("open", round_id)
