@@ -307,3 +307,56 @@ def test_writes_run_together_share_one_transaction_even_at_a_groups_limit() -> N
     assert asyncio.run(scenario()) == [(True, "record"), (True, "debit")]
     assert seen["record"] == seen["debit"] == seen["w0"]  # 3 + 2 > 4: kept together
     writer.close()
+
+
+def test_joined_awaits_several_writers_writes_each_with_its_outcome() -> None:
+    """``joined`` (a bet's record and debit on two writers): every write's outcome, in the
+    order given, a refusal as ``(False, exception)`` beside the others' values; nothing to
+    await gives nothing."""
+    import asyncio
+
+    from server.group_commit import Prepared, joined
+
+    first, second = GroupCommitWriter(SavepointLists()), GroupCommitWriter(SavepointLists())
+    refused = ValueError("not enough")
+
+    async def scenario() -> list[tuple[bool, Any]]:
+        assert await joined([]) == []
+        futures = first.queue_all([Prepared(_add("record"))]) + second.queue_all(
+            [Prepared(_add("debit", then=refused)), Prepared(_add("other"))]
+        )
+        return await joined(futures)
+
+    assert asyncio.run(scenario()) == [(True, "record"), (False, refused), (True, "other")]
+    first.close()
+    second.close()
+    closed = first.queue_all([Prepared(_add("late"))])  # a closed writer refuses at once
+    assert isinstance(closed[0].exception(0), StorageError)
+
+
+def test_a_waiter_that_gives_up_on_joined_writes_takes_those_not_yet_taken_up() -> None:
+    """A task cancelled while it awaits ``joined`` writes (a table abandoned): the writes
+    the writer has not taken up yet are not applied; its cancellation is not swallowed."""
+    import asyncio
+
+    from server.group_commit import Prepared, joined
+
+    db = Lists()
+    writer = GroupCommitWriter(db)
+    started, release = threading.Event(), threading.Event()
+    held = writer.submit(lambda pending: started.set() or release.wait(10))
+    assert started.wait(10)
+
+    async def scenario() -> None:
+        waiting = asyncio.ensure_future(joined(writer.queue_all([Prepared(_add("late"))])))
+        await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(scenario())
+    release.set()
+    held.result(10)
+    writer.submit(_add("after")).result(10)
+    assert db.committed == ["after"]
+    writer.close()
