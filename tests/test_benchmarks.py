@@ -5,7 +5,7 @@ from statistics import median
 
 import pytest
 
-from loadtests import bench_rng, bench_station_meters
+from loadtests import bench_lobby, bench_rng, bench_station_meters
 from loadtests.report import write_section
 
 
@@ -14,6 +14,15 @@ def test_rng_benchmark_runs_and_renders_every_row() -> None:
     text = bench_rng.render(rows, repeat=1)
     assert len(rows) == 3 and all(ms > 0 for _, ms, _ in rows)
     assert "HMAC_DRBG" in text and "baseline" in text
+
+
+def test_lobby_benchmark_checks_the_kept_lines_against_lines_built_and_renders() -> None:
+    """It checks itself first: the shipped lobby answer and rules, byte for byte, against
+    the ones built from scratch, with every table betting (countdowns brought up to date)."""
+    result = bench_lobby.run(users=170, reads=2, repeat=1)  # two copies of the demo floor
+    assert result["tables"] == 26 and result["betting"] == 26 and result["bytes"] > 2_000
+    text = bench_lobby.render(result, "bench_lobby --users 170")
+    assert "26 tables, 26 of them betting" in text and "(baseline) | " in text
 
 
 def test_station_meters_benchmark_counts_every_round_and_renders() -> None:
