@@ -103,8 +103,8 @@ class TableStores:
     async def results(self, effects: tuple[Any, ...]) -> tuple[Any, ...]:
         """Perform a ``Wait``'s effects at once; its ledger posts, when there are several
         (a round's settlements), as one write of the ledger (``Ledger.apost_many``); a bet's
-        record and debit, where the ledger and the journal share a writer, in the same
-        transaction."""
+        record and debit queued at once and awaited together (``_record_and_debit``), in
+        the same transaction where the ledger and the journal share a writer."""
         if (
             (self._together is not None or self._apart is not None)
             and len(effects) == 2
