@@ -43,49 +43,28 @@ from server.protocol.messages import Lobby, Rules, TableSummary
 from server.storage import writes_in_flight
 from server.tables.clock import ManualClock
 from server.tables.lobby import Lobby as TableLobby
+from server.tables.lobby import table_line, table_rules
 from server.tables.runtime import TableRuntime
 
 RULES_TABLE = "roulette-double"
 
 
 def _line_from_scratch(lobby: TableLobby, table: TableRuntime) -> TableSummary:
-    """A lobby line as ``Lobby.summary`` built it for every read before 507b841."""
-    s = table.settings
-    return TableSummary(
-        table=s.id,
-        name=s.name,
-        game=table.game.game,
-        variant=table.game.variant,
-        minimum=s.minimum,
-        maximum=s.maximum,
-        seats=s.seats,
-        seated=len(table.core.seated(table.clock.now())),
-        phase=table.phase,
-        closes_in_ms=table.core.closes_in_ms(table.clock.now()),
-        last_results=list(table.last_results)[-10:],
-        automated=table.game.automated,
-        boxed=table.game.boxed,
-        stations_only=lobby.stations_only(s.id),
+    """A lobby line as ``Lobby.summary`` built it for every read before 507b841: the
+    seated set, phase and countdown read for the table, the line built anew."""
+    now = table.clock.now()
+    return table_line(
+        table,
+        len(table.core.seated(now)),
+        table.phase,
+        table.core.closes_in_ms(now),
+        lobby.stations_only(table.id),
     )
 
 
 def _rules_from_scratch(lobby: TableLobby, table_id: str) -> Rules:
     """A table's rules as ``Lobby.rules`` built them for every read before 507b841."""
-    game, settings = lobby.games[table_id], lobby.casino.table_settings[table_id]
-    info = game.rules()
-    return Rules(
-        table=table_id,
-        game=game.game,
-        variant=game.variant,
-        summary=info["summary"],
-        paytables=info["paytables"],
-        limits={"minimum": settings.minimum, "maximum": settings.maximum},
-        spots=game.sample_spots(),
-        main_spots=info.get("main_spots", []),
-        spot_limits=info.get("spot_limits", {}),
-        boxed=game.boxed,
-        seats=settings.seats,
-    )
+    return table_rules(table_id, lobby.games[table_id], lobby.casino.table_settings[table_id])
 
 
 def _rules_reply(lobby: TableLobby) -> bytes:

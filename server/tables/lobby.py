@@ -11,14 +11,55 @@ import msgspec
 
 from server.core.replay import replay_round
 from server.games.events import CardDealt, WagerSettled
-from server.games.table import TableGame
+from server.games.table import TableGame, TableSettings
 from server.protocol.messages import RecalledRound, Rules, TableSummary
 from server.stations.service import Stations
 from server.tables.casino import Casino
 from server.tables.runtime import TableRuntime
 from server.wallet.ledger import player_account
 
-__all__ = ["Lobby"]
+__all__ = ["Lobby", "table_line", "table_rules"]
+
+
+def table_line(
+    table: TableRuntime, seated: int, phase: str, closes_in_ms: int | None, stations_only: bool
+) -> TableSummary:
+    """A table's lobby line, from what changes (given) and its configuration."""
+    s = table.settings
+    return TableSummary(
+        table=s.id,
+        name=s.name,
+        game=table.game.game,
+        variant=table.game.variant,
+        minimum=s.minimum,
+        maximum=s.maximum,
+        seats=s.seats,
+        seated=seated,
+        phase=phase,
+        closes_in_ms=closes_in_ms,
+        last_results=list(table.last_results)[-10:],
+        automated=table.game.automated,
+        boxed=table.game.boxed,
+        stations_only=stations_only,
+    )
+
+
+def table_rules(table_id: str, game: TableGame, settings: TableSettings) -> Rules:
+    """A table's rules and paytables (58 Pa. Code 810a.3), built from its configuration."""
+    info = game.rules()
+    return Rules(
+        table=table_id,
+        game=game.game,
+        variant=game.variant,
+        summary=info["summary"],
+        paytables=info["paytables"],
+        limits={"minimum": settings.minimum, "maximum": settings.maximum},
+        spots=game.sample_spots(),
+        main_spots=info.get("main_spots", []),
+        spot_limits=info.get("spot_limits", {}),
+        boxed=game.boxed,
+        seats=settings.seats,
+    )
 
 
 class Lobby:
@@ -26,10 +67,10 @@ class Lobby:
         self.casino, self.stations = casino, stations
         self.ledger, self.journal = casino.ledger, casino.journal
         # Each table's last lobby line: (its settings, what the line showed, the line).
-        self._lines: dict[str, tuple[Any, tuple[int, int, str, bool], TableSummary]] = {}
+        self._lines: dict[str, tuple[TableSettings, tuple[int, int, str, bool], TableSummary]] = {}
         # Each table's rules: built from its configuration once (the roulette layout's
         # spots take milliseconds), shared by every reader — a reply is a copy with its ref.
-        self._rules: dict[str, tuple[Any, TableGame, Rules]] = {}
+        self._rules: dict[str, tuple[TableSettings, TableGame, Rules]] = {}
 
     @property
     def games(self) -> dict[str, TableGame]:
@@ -55,22 +96,7 @@ class Lobby:
         ):
             line = cached[2]
         else:
-            line = TableSummary(
-                table=s.id,
-                name=s.name,
-                game=table.game.game,
-                variant=table.game.variant,
-                minimum=s.minimum,
-                maximum=s.maximum,
-                seats=s.seats,
-                seated=seated,
-                phase=phase,
-                closes_in_ms=None,
-                last_results=list(table.last_results)[-10:],
-                automated=table.game.automated,
-                boxed=table.game.boxed,
-                stations_only=stations_only,
-            )
+            line = table_line(table, seated, phase, None, stations_only)
             self._lines[s.id] = (s, (seq, seated, phase, stations_only), line)
         return line if closes is None else msgspec.structs.replace(line, closes_in_ms=closes)
 
@@ -88,20 +114,7 @@ class Lobby:
         cached = self._rules.get(table_id)
         if cached is not None and cached[0] is settings and cached[1] is game:
             return cached[2]
-        info = game.rules()
-        rules = Rules(
-            table=table_id,
-            game=game.game,
-            variant=game.variant,
-            summary=info["summary"],
-            paytables=info["paytables"],
-            limits={"minimum": settings.minimum, "maximum": settings.maximum},
-            spots=game.sample_spots(),
-            main_spots=info.get("main_spots", []),
-            spot_limits=info.get("spot_limits", {}),
-            boxed=game.boxed,
-            seats=settings.seats,
-        )
+        rules = table_rules(table_id, game, settings)
         self._rules[table_id] = (settings, game, rules)
         return rules
 

@@ -126,16 +126,8 @@ class TableRuntime:
     last_results = property(lambda self: self.core.last_results)
 
     @property
-    def seated(self) -> set[str]:
-        return self.core.seated(self.clock.now())
-
-    @property
     def lobby_state(self) -> tuple[int, int, str, int | None]:
         return self.core.lobby_state(self.clock.now())
-
-    @property
-    def closes_in_ms(self) -> int | None:
-        return self.core.closes_in_ms(self.clock.now())
 
     def snapshot(self, player_id: str) -> TableSnapshot:
         return TableSnapshot(**self.core.snapshot(player_id, self.clock.now()))
