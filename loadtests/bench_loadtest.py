@@ -53,6 +53,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -223,6 +224,56 @@ def deploy(kind: str, config: Path, work: Path) -> Iterator[Deployed]:
 # --- one trial --------------------------------------------------------------------------------
 
 
+_BUCKET = re.compile(r'(croupier_\w+)_bucket\{le="([^"]+)"\} (\d+)')
+LAG = "croupier_event_loop_lag_seconds"
+Buckets = dict[float, int]  # upper bound -> observations at most that (cumulative)
+
+
+def _histograms(urls: list[str]) -> list[dict[str, Buckets]]:
+    """Each node's histograms from its ``/metrics``: name -> buckets."""
+    nodes = []
+    for url in urls:
+        histograms: dict[str, Buckets] = {}
+        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=5) as answer:
+            for line in answer.read().decode().splitlines():
+                found = _BUCKET.match(line)
+                if found:  # "+Inf" reads as inf
+                    histograms.setdefault(found[1], {})[float(found[2])] = int(found[3])
+        nodes.append(histograms)
+    return nodes
+
+
+def p99_ms(before: Buckets, after: Buckets) -> float:
+    """The upper bound, in ms, of the bucket holding the p99 of the observations counted
+    between two readings of a histogram (NaN when none were)."""
+    bounds = sorted(after)
+    counted = [after[b] - before.get(b, 0) for b in bounds]
+    if not counted or counted[-1] <= 0:
+        return math.nan
+    return next(b for b, n in zip(bounds, counted, strict=True) if n >= 0.99 * counted[-1]) * 1000
+
+
+def _server_p99s(
+    before: list[dict[str, Buckets]], after: list[dict[str, Buckets]]
+) -> tuple[float, float]:
+    """Between two scrapes: the nodes' bet acknowledgement p99 (their buckets summed) and
+    the worst node's event-loop lag p99, each in ms."""
+
+    def summed(nodes: list[dict[str, Buckets]]) -> Buckets:
+        total: Buckets = {}
+        for node in nodes:
+            for bound, count in node.get("croupier_bet_ack_seconds", {}).items():
+                total[bound] = total.get(bound, 0) + count
+        return total
+
+    lags = [
+        p99_ms(old.get(LAG, {}), new.get(LAG, {}))
+        for old, new in zip(before, after, strict=True)
+        if new.get(LAG)
+    ]
+    return p99_ms(summed(before), summed(after)), max(lags, default=math.nan)
+
+
 def _machine_busy() -> float:
     """CPU-seconds the whole machine has spent busy (``/proc/stat``, every CPU)."""
     fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
@@ -242,6 +293,16 @@ class Trial:
     bet_acks: int = 0
     bet_p50_ms: float = math.nan
     bet_p99_ms: float = math.nan
+    # the nodes' own croupier_bet_ack_seconds over the steady part: the bucket holding its
+    # p99 (frame read to bet_accepted written), which tells the server's time from the
+    # time spent in Locust and on the wire
+    server_p99_ms: float = math.nan
+    # and the nodes' croupier_event_loop_lag_seconds: how late the busiest node's loop woke
+    # (p99 bucket), the wait a frame has before the server reads it and starts timing it
+    loop_lag_p99_ms: float = math.nan
+    # Locust's own: how late its gevent loop woke (p99), the part of its timing that is the
+    # load generator's, not the server's ("locust loop lag" in its output)
+    locust_lag_p99_ms: float = math.nan
     players_checked: int = 0
     locust_cores: float = math.nan  # Locust's CPU share over the steady part
     node_cores: float = math.nan  # the croupier nodes'
@@ -373,8 +434,10 @@ def trial(
             )  # fmt: skip
             place(locust.pid, CLIENT_CPU)
             samples: list[tuple[float, float, float, float]] = []
+            scraped: list[list[dict[str, Buckets]]] = []
 
             def sample() -> None:
+                scraped.append(_histograms(where.metrics))
                 with contextlib.suppress(OSError):
                     nodes = sum(proc_cpu(pid) for pid in where.node_pids)
                     samples.append((time.monotonic(), proc_cpu(locust.pid), nodes, _machine_busy()))
@@ -427,6 +490,8 @@ def trial(
             result.node_cores = (n1 - n0) / span
             # the server side: the machine less Locust and less py-spy (all within the span)
             result.server_cores = (m1 - m0 - (l1 - l0) - spied) / span
+        if len(scraped) == 2:
+            result.server_p99_ms, result.loop_lag_p99_ms = _server_p99s(*scraped)
         work_history = _history(work / "run_stats_history.csv")
         try:
             stats = _stats(work / "run_stats.csv")
@@ -442,6 +507,9 @@ def trial(
         result.bet_p50_ms = float(bet["50%"])
         result.bet_p99_ms = float(bet["99%"])
     alive = _users_at_end(work_history, began + run_time - 1)
+    lagged = re.search(r"locust loop lag: p50 [\d.]+ ms, p99 ([\d.]+) ms", output)
+    if lagged is not None:
+        result.locust_lag_p99_ms = float(lagged[1])
     checked = re.search(r"money check: (\d+) players, (\d+) mismatches", output)
     if checked is not None:
         result.players_checked = int(checked[1])
@@ -464,7 +532,10 @@ def trial(
     print(
         f"  {scenario} / {deployment} / {users} users{' ' + ','.join(classes) if classes else ''}:"
         f" {'held' if result.held else 'did not hold (' + result.why + ')'}; bet-ack p99 "
-        f"{result.bet_p99_ms:g} ms; Locust {result.locust_cores:.0%}, server side "
+        f"{result.bet_p99_ms:g} ms (in the server ≤ {result.server_p99_ms:g} ms, loop lag p99 ≤ "
+        f"{result.loop_lag_p99_ms:g} ms; Locust's loop lag p99 {result.locust_lag_p99_ms:g} "
+        f"ms); Locust "
+        f"{result.locust_cores:.0%}, server side "
         f"{result.server_cores:.0%} of a core",
         file=sys.stderr,
         flush=True,
@@ -557,6 +628,12 @@ def _cores(value: float) -> str:
     return "—" if math.isnan(value) else f"{value:.0%}"
 
 
+def _where(trial: dict[str, Any]) -> str:
+    """Where a trial's p99 went (results of older runs have no such figures: —)."""
+    figures = [trial.get(key, math.nan) for key in ("server_p99_ms", "loop_lag_p99_ms", "locust_lag_p99_ms")]  # fmt: skip  # noqa: E501
+    return " / ".join("—" if math.isnan(f) else f"{f:g}" for f in figures)
+
+
 def render(result: dict[str, Any], command: str) -> str:
     lines = [
         "## Load testing: capacity per scenario, Locust's own cost, CPU-seconds per user",
@@ -571,12 +648,17 @@ def render(result: dict[str, Any], command: str) -> str:
         "still running at the end and the money check found no mismatch. "
         "*Capacity*: the most users a trial held with. *Users per Locust core*: the users ÷ "
         "Locust's CPU share in that trial. *CPU-s per user*: the server side's CPU-seconds "
-        "per second (the machine's less Locust's) per user, ×1000 (milli-cores per user).",
+        "per second (the machine's less Locust's) per user, ×1000 (milli-cores per user). "
+        "*Where the p99 went*: the nodes' own `croupier_bet_ack_seconds` p99 (frame read to "
+        "`bet_accepted` written) and the busiest node's `croupier_event_loop_lag_seconds` p99 "
+        "(a frame's wait to be read), each the upper bound of its bucket, then Locust's own "
+        "loop lag p99 (a reply's wait to be read by its user).",
         "",
-        "| Scenario | deployment | capacity, users | bet-ack p50 / p99 ms | Locust CPU | "
+        "| Scenario | deployment | capacity, users | bet-ack p50 / p99 ms | where the p99 went: "
+        "server ≤ / its loop lag ≤ / Locust's lag, ms | Locust CPU | "
         "server-side CPU (nodes) | Locust ÷ server | users per Locust core | server milli-cores "
         "per user | trials (users: held?) |",
-        "|---|---|---:|---|---:|---|---:|---:|---:|---|",
+        "|---|---|---:|---|---|---:|---|---:|---:|---:|---|",
     ]
     for row in result["capacity"]:
         best = row["best"]
@@ -587,13 +669,14 @@ def render(result: dict[str, Any], command: str) -> str:
         if best is None:
             lines.append(
                 f"| `{row['scenario']}` | {row['deployment']} | none held | — | — | — | — | — "
-                f"| — | {tried} |"
+                f"| — | — | {tried} |"
             )
             continue
         users = best["users"]
         lines.append(
             f"| `{row['scenario']}` | {row['deployment']} | {users:,} | "
-            f"{best['bet_p50_ms']:g} / {best['bet_p99_ms']:g} | {_cores(best['locust_cores'])} | "
+            f"{best['bet_p50_ms']:g} / {best['bet_p99_ms']:g} | {_where(best)} | "
+            f"{_cores(best['locust_cores'])} | "
             f"{_cores(best['server_cores'])} ({_cores(best['node_cores'])}) | "
             f"{best['locust_cores'] / best['server_cores']:.2f} | "
             f"{users / best['locust_cores']:,.0f} | "

@@ -446,6 +446,45 @@ def _sample(urls: list[str], path: str) -> None:
             gevent.sleep(2.0)
 
 
+# --- the load generator's own lateness ------------------------------------------------------
+
+# How late this process's gevent loop woke from 10 ms sleeps since the users finished
+# starting: a reply that arrived meanwhile waited that long before its user read it, and
+# Locust timed it as the server's. Printed at the end ("locust loop lag"), for
+# bench_loadtest to put beside the server's own figures.
+_LAGS: list[float] = []
+
+
+@events.test_start.add_listener
+def _watch_own_loop(environment: Any, **kwargs: Any) -> None:
+    if type(environment.runner).__name__ != "MasterRunner":  # a master runs no users
+        gevent.spawn(_own_lag)
+
+
+@events.spawning_complete.add_listener
+def _lag_from_now(user_count: int, **kwargs: Any) -> None:
+    _LAGS.clear()  # the steady part only, as --reset-stats does for the requests
+
+
+def _own_lag() -> None:
+    while True:
+        due = time.perf_counter() + 0.01
+        gevent.sleep(0.01)
+        _LAGS.append(max(0.0, time.perf_counter() - due))
+
+
+@events.test_stop.add_listener
+def _report_own_lag(environment: Any, **kwargs: Any) -> None:
+    lags = sorted(_LAGS)
+    if lags:
+        p50, p99 = lags[len(lags) // 2], lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+        print(
+            f"locust loop lag: p50 {p50 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms, "
+            f"max {lags[-1] * 1e3:.1f} ms ({len(lags)} wake-ups)",
+            file=sys.stderr,
+        )
+
+
 def _url(environment: Any) -> str:
     host = (environment.host or "ws://127.0.0.1:8000/ws").rstrip("/")
     return host if host.endswith("/ws") else host + "/ws"

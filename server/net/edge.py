@@ -81,7 +81,7 @@ class Edge:
         self.server: Server | None = None
         # One keepalive task for every connection instead of websockets' task each
         # (server/net/heartbeat.py: fewer long-lived objects for the garbage collector).
-        self.heartbeat = Heartbeat(interval=20, timeout=20)
+        self.heartbeat = Heartbeat(interval=20, timeout=20, on_lag=metrics.loop_lag.observe)
         self.floor: Floor | None = None
         self.connections = 0
         self.metrics.gauge(

@@ -17,6 +17,11 @@ of the event loop, and 5,000 connections in twenty groups (250 pings a second at
 held it for ~10 ms every second, which bench_betack's acknowledgements felt even without
 broadcast.
 
+The same task measures the event loop: each of its sleeps should end on time, and how late
+it wakes (``on_lag``, ``croupier_event_loop_lag_seconds``) is how long a turn of the loop
+held everything else — a frame that arrived then waited that long to be read, before the
+server's own timing of it (``croupier_bet_ack_seconds``) began.
+
 A connection whose outgoing buffer is full (the transport paused writing: the client reads
 nothing) is not pinged, since sending would wait on it; if it stays so for ``timeout``
 seconds it is closed the same way. A slow viewer is normally cut off before that by its
@@ -28,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+from collections.abc import Callable
 from typing import Any, cast
 
 from websockets.asyncio.connection import Connection
@@ -47,8 +53,16 @@ def _seen(pong: asyncio.Future[float]) -> None:
 
 
 class Heartbeat:
-    def __init__(self, interval: float = 20.0, timeout: float = 20.0, slices: int = 400) -> None:
+    def __init__(
+        self,
+        interval: float = 20.0,
+        timeout: float = 20.0,
+        slices: int = 400,
+        on_lag: Callable[[float], None] | None = None,
+    ) -> None:
+        """``on_lag``: given, after each sleep, the seconds it ended late."""
         self.interval, self.timeout, self.slices = interval, timeout, slices
+        self.on_lag = on_lag
         self._groups: list[set[Connection]] = [set() for _ in range(slices)]
         self._group_of: dict[Connection, int] = {}
         self._next = itertools.cycle(range(slices))
@@ -79,8 +93,13 @@ class Heartbeat:
             self._task = None
 
     async def _run(self) -> None:
+        loop, pause = asyncio.get_running_loop(), self.interval / self.slices
         for group in itertools.cycle(range(self.slices)):
-            await asyncio.sleep(self.interval / self.slices)
+            due = loop.time() + pause
+            await asyncio.sleep(pause)
+            if self.on_lag is not None:
+                # the loop wakes a timer up to its clock resolution early: never below 0
+                self.on_lag(max(0.0, loop.time() - due))
             await self.beat(group)
 
     async def beat(self, group: int) -> None:

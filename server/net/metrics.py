@@ -85,6 +85,12 @@ class Metrics(Registry):
             "bet_accepted",
             BET_ACK_BUCKETS,
         )
+        self.loop_lag = self.histogram(
+            "croupier_event_loop_lag_seconds",
+            "Seconds the event loop woke late from a timer (20 wake-ups a second): how long "
+            "a turn held everything else, a received frame's wait before it is read included",
+            BET_ACK_BUCKETS,
+        )
         self.rounds_settled = self.counter(
             "croupier_rounds_settled_total",
             "Rounds settled and journaled, per game; recovered=true: completed at start-up "

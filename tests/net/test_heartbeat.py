@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import time
 
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
@@ -98,3 +99,31 @@ def test_the_connections_are_pinged_a_slice_at_a_time() -> None:
                 await client.close()
 
     asyncio.run(go())
+
+
+def test_the_heartbeat_measures_how_late_the_event_loop_wakes() -> None:
+    """Each of the task's sleeps (20 ms here) reports how late it ended (``on_lag``): a
+    turn that holds the loop for 80 ms shows as a wake-up at least 60 ms late, an idle
+    loop's as on time."""
+
+    async def go() -> tuple[list[float], list[float]]:
+        lags: list[float] = []
+        heartbeat = Heartbeat(interval=0.2, timeout=1.0, slices=10, on_lag=lags.append)
+        heartbeat.start()
+        try:
+            while len(lags) < 5:  # idle
+                await asyncio.sleep(0.01)
+            idle = list(lags)
+            time.sleep(0.08)  # a long turn: the loop runs nothing else meanwhile
+            while len(lags) < len(idle) + 2:
+                await asyncio.sleep(0.001)
+        finally:
+            await heartbeat.stop()
+        return idle, lags[len(idle) :]
+
+    idle, after = asyncio.run(go())
+    assert all(lag >= 0.0 for lag in idle + after)
+    assert min(idle) < 0.01, idle
+    # the sleep under way when the turn began (or, had it just ended, the next one) ended
+    # within 20 ms of the turn's start, and woke at its end
+    assert 0.06 <= max(after) < 1.0, after

@@ -191,6 +191,7 @@ def test_every_metric_of_a_fresh_server_has_help_that_says_something() -> None:
         "croupier_bets_accepted_total",
         "croupier_bets_refused_total",
         "croupier_bet_ack_seconds",
+        "croupier_event_loop_lag_seconds",
         "croupier_rounds_settled_total",
         "croupier_rounds_voided_total",
         "croupier_frames_sent_total",
