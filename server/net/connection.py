@@ -256,7 +256,9 @@ class _Session:
 
     async def _recall(self, message: GetRecall) -> None:
         assert self.player is not None
-        rounds = self.floor.recall(self.player.player_id, message.table)
+        # Off the event loop: the journal's and the ledger's reads (round trips on a
+        # shared database) and the replay of rounds not recalled before.
+        rounds = await asyncio.to_thread(self.floor.recall, self.player.player_id, message.table)
         self.send(Recall(rounds=rounds, ref=message.ref))
 
     async def _rules(self, message: GetRules) -> None:

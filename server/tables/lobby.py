@@ -4,7 +4,9 @@ rounds (810a.11), wherever the table runs."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -71,6 +73,8 @@ class Lobby:
         # Each table's rules: built from its configuration once (the roulette layout's
         # spots take milliseconds), shared by every reader — a reply is a copy with its ref.
         self._rules: dict[str, tuple[TableSettings, TableGame, Rules]] = {}
+        self._finished_rounds: OrderedDict[str, _FinishedRound] = OrderedDict()
+        self._finished_lock = threading.Lock()
 
     @property
     def games(self) -> dict[str, TableGame]:
@@ -119,63 +123,109 @@ class Lobby:
         return rules
 
     def recall(self, player_id: str, table_id: str | None = None) -> list[RecalledRound]:
-        """The player's last 10 finished rounds, card by card (58 Pa. Code 810a.11)."""
+        """The player's last 10 finished rounds, card by card (58 Pa. Code 810a.11). Reads
+        the stores (blocking: call it off the event loop); a finished round's journal is
+        replayed once for every reader (``_finished``)."""
         rounds = []
         for round_id in self.journal.player_rounds(player_id, limit=10 if table_id is None else 50):
-            records = self.journal.records(round_id)
-            if not records or (table_id is not None and records[0].table_id != table_id):
+            finished = self._finished(round_id)
+            if finished is None or (table_id is not None and finished.table != table_id):
                 continue
-            game = self.games.get(records[0].table_id)
-            if game is None:
-                continue
-            rounds.append(self._recalled(game, round_id, records, player_id))
+            wagers, wagered, returned = finished.players.get(player_id, ([], 0, 0))
+            rounds.append(
+                RecalledRound(
+                    table=finished.table,
+                    round=round_id,
+                    game=finished.game,
+                    result=finished.result,
+                    cards=finished.cards,
+                    wagers=wagers,
+                    wagered=wagered,
+                    returned=returned,
+                    balance_after=None,
+                    # what the ledger paid the player from the progressive meters (a linked
+                    # meter's award is the shared meter's, which only the ledger knows); read
+                    # each time: a round's payouts may reach the ledger after its journal
+                    # is finished
+                    awarded=sum(
+                        t.amount
+                        for _, t in self.ledger.round_transfers(round_id)
+                        if t.kind == "progressive" and t.destination == player_account(player_id)
+                    ),
+                )
+            )
             if len(rounds) == 10:
                 break
         return rounds
 
-    def _recalled(
-        self, game: TableGame, round_id: str, records: Any, player_id: str
-    ) -> RecalledRound:
-        replayed = replay_round(game, round_id, records)
-        cards: dict[str, list[str]] = defaultdict(list)
-        wagers = []
-        wagered = returned = 0
-        for event in replayed.events:
-            if isinstance(event, CardDealt):
-                cards[event.target].append(event.card.code)
-            elif isinstance(event, WagerSettled) and event.settlement.wager.player_id == player_id:
-                s = event.settlement
-                wagers.append(
-                    {
-                        "bet_id": s.wager.bet_id,
-                        "spot": s.wager.spot,
-                        "amount": s.wager.amount,
-                        "result": s.outcome.result.value,
-                        "returned": s.returned,
-                    }
-                )
-                wagered += s.wager.amount
-                returned += s.returned
-        for record in records:
-            if record.kind == "spin":
-                cards["wheel"].append(str(record.payload.get("symbol", record.payload["result"])))
-        finish = records[-1].payload if records[-1].kind in ("settled", "voided") else {}
-        result = str(finish.get("result") or finish.get("reason") or records[-1].kind)
-        return RecalledRound(
-            table=records[0].table_id,
-            round=round_id,
-            game=game.game,
-            result=result,
-            cards=dict(cards),
-            wagers=wagers,
-            wagered=wagered,
-            returned=returned,
-            balance_after=None,
-            # what the ledger paid the player from the progressive meters (a linked meter's
-            # award is the shared meter's, which only the ledger and its store know)
-            awarded=sum(
-                t.amount
-                for _, t in self.ledger.round_transfers(round_id)
-                if t.kind == "progressive" and t.destination == player_account(player_id)
-            ),
-        )
+    def _finished(self, round_id: str) -> _FinishedRound | None:
+        """A finished round as recall shows it, replayed from its journal once: a settled
+        or voided round's records never change, and every player who played it (and each
+        of their recalls) reads the same replay. None: no records, or the table is gone."""
+        with self._finished_lock:  # recalls run on worker threads
+            kept = self._finished_rounds.get(round_id)
+            if kept is not None:
+                self._finished_rounds.move_to_end(round_id)
+                return kept
+        records = self.journal.records(round_id)
+        if not records:
+            return None
+        game = self.games.get(records[0].table_id)
+        if game is None:
+            return None
+        finished = _replayed(game, round_id, records)
+        with self._finished_lock:
+            self._finished_rounds[round_id] = finished
+            if len(self._finished_rounds) > FINISHED_KEPT:
+                self._finished_rounds.popitem(last=False)
+        return finished
+
+
+# Finished rounds whose replay recall keeps (a few kilobytes each): a floor's rounds of the
+# last minutes, which is what its players' recalls ask for.
+FINISHED_KEPT = 4096
+
+
+@dataclass(frozen=True)
+class _FinishedRound:
+    """What recall shows of a finished round: the same for every player but their wagers
+    (each player's wagers, amount wagered and amount returned)."""
+
+    table: str
+    game: str
+    result: str
+    cards: dict[str, list[str]]
+    players: dict[str, tuple[list[dict[str, Any]], int, int]]
+
+
+def _replayed(game: TableGame, round_id: str, records: Any) -> _FinishedRound:
+    replayed = replay_round(game, round_id, records)
+    cards: dict[str, list[str]] = defaultdict(list)
+    players: dict[str, tuple[list[dict[str, Any]], int, int]] = {}
+    for event in replayed.events:
+        if isinstance(event, CardDealt):
+            cards[event.target].append(event.card.code)
+        elif isinstance(event, WagerSettled):
+            s = event.settlement
+            wagers, wagered, returned = players.get(s.wager.player_id, ([], 0, 0))
+            wagers.append(
+                {
+                    "bet_id": s.wager.bet_id,
+                    "spot": s.wager.spot,
+                    "amount": s.wager.amount,
+                    "result": s.outcome.result.value,
+                    "returned": s.returned,
+                }
+            )
+            players[s.wager.player_id] = (wagers, wagered + s.wager.amount, returned + s.returned)
+    for record in records:
+        if record.kind == "spin":
+            cards["wheel"].append(str(record.payload.get("symbol", record.payload["result"])))
+    finish = records[-1].payload if records[-1].kind in ("settled", "voided") else {}
+    return _FinishedRound(
+        table=records[0].table_id,
+        game=game.game,
+        result=str(finish.get("result") or finish.get("reason") or records[-1].kind),
+        cards=dict(cards),
+        players=players,
+    )

@@ -8,6 +8,8 @@ import asyncio
 from pathlib import Path
 
 from server.protocol.messages import (
+    BetAccepted,
+    GetRecall,
     GetRules,
     Join,
     Joined,
@@ -15,9 +17,12 @@ from server.protocol.messages import (
     Left,
     ListTables,
     Lobby,
+    PlaceBet,
+    Recall,
     Rules,
     TableSummary,
 )
+from server.tables.lobby import Lobby as FloorLobby
 from tests.net.live import Client, advance, live_service
 
 
@@ -101,5 +106,56 @@ def test_every_reader_gets_the_rules_with_its_own_ref(tmp_path: Path) -> None:
             # the rules the lobby keeps are shared: a reply never changes them
             kept = service.lobby.rules("rt")
             assert kept is not None and kept.ref is None
+
+    asyncio.run(scenario())
+
+
+def test_a_finished_round_is_replayed_once_and_each_player_recalls_only_their_own(
+    tmp_path: Path,
+) -> None:
+    """Recall (58 Pa. Code 810a.11) replays a finished round once for every reader: each
+    player still gets only their own wagers, a second recall the same answer, and every
+    answer is what a lobby replaying from scratch gives."""
+
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path) as service,
+            Client.connect(service, "ann") as ann,
+            Client.connect(service, "bob") as bob,
+        ):
+            for client in (ann, bob):
+                await client.send(Join(table="rt", role="player"))
+                joined = await client.expect(Joined)
+            r = joined.snapshot.round
+            bets = {
+                ann: [("a1", "red", 500), ("a2", "straight:17", 100)],
+                bob: [("b1", "black", 700)],
+            }
+            for client, placed in bets.items():
+                for bet_id, spot, amount in placed:
+                    await client.send(PlaceBet(table="rt", round=r, bet_id=bet_id, spot=spot, amount=amount))  # fmt: skip  # noqa: E501
+                    await client.expect(BetAccepted)
+            await advance(service, 10)
+            for client in (ann, bob):
+                await client.event("round_settled")
+
+            answers = {}
+            for client, name in ((ann, "ann"), (bob, "bob")):
+                for ref in (1, 2):
+                    await client.send(GetRecall(table="rt", ref=ref))
+                    answers[name, ref] = (await client.expect(Recall)).rounds
+            assert list(service.lobby._finished_rounds) == [r]  # replayed once, for both
+            fresh = FloorLobby(service.casino)  # nothing kept: every round replayed
+            for name, client in (("ann", ann), ("bob", bob)):
+                assert answers[name, 1] == answers[name, 2]
+                player_id = client.welcome.player_id
+                assert answers[name, 1] == fresh.recall(player_id, "rt")
+                (round_,) = answers[name, 1]
+                assert round_.round == r
+                wanted = {(b, s, a) for b, s, a in bets[ann if name == "ann" else bob]}
+                assert {(w["bet_id"], w["spot"], w["amount"]) for w in round_.wagers} == wanted
+                assert round_.wagered == sum(a for _, _, a in wanted)
+                assert round_.returned == sum(w["returned"] for w in round_.wagers)
+            assert answers["ann", 1][0].cards == answers["bob", 1][0].cards
 
     asyncio.run(scenario())
