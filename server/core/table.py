@@ -441,8 +441,20 @@ class TableCore:
 
     def lobby_state(self, now: float) -> tuple[int, int, str, int | None]:
         """What a lobby line shows that changes — ``seq`` (an event: a result), the number
-        seated, the phase — and the betting countdown: one call per table per lobby read."""
-        return self.seq, self.seats.count(now), self.phase, self.closes_in_ms(now)
+        seated, the phase — and the betting countdown: one call per table per lobby read, so
+        it reads the engine's phase once (``phase`` and ``closes_in_ms`` in one)."""
+        engine = self.engine
+        if not self.available or engine is None:
+            return self.seq, self.seats.count(now), self.phase, None
+        phase = engine.phase
+        closes_at = self.closes_at
+        closes = None
+        if closes_at is not None and phase is Phase.BETTING:
+            closes = int((closes_at - now) * 1000)
+            if closes < 0:
+                closes = 0
+        # ``_value_`` is the member's value as stored; ``.value`` is a descriptor call
+        return self.seq, self.seats.count(now), phase._value_, closes
 
     @property
     def phase(self) -> str:

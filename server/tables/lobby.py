@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,26 +83,28 @@ class Lobby:
 
     def lines(self) -> list[TableSummary]:
         """The lobby: each table this process runs."""
-        return [self.summary(table) for table in self.casino.tables.values()]
+        stations = self.stations.tables if self.stations is not None else ()
+        return [self._line(table, stations) for table in self.casino.tables.values()]
 
     def summary(self, table: TableRuntime) -> TableSummary:
-        """The table's lobby line. Every reader of the lobby asks it of every table, so a
-        line is built again only when something it shows has changed — the table's settings,
-        an event (``seq``: a result, a phase), a seat — and otherwise only its betting
-        countdown is brought up to date."""
+        """The table's lobby line."""
+        return self._line(table, self.stations.tables if self.stations is not None else ())
+
+    def _line(self, table: TableRuntime, stations: Collection[str]) -> TableSummary:
+        """The table's lobby line (``stations``: the tables that seat their stations only).
+        Every reader of the lobby asks it of every table, so a line is built again only
+        when something it shows has changed — the table's settings, an event (``seq``: a
+        result, a phase), a seat — and otherwise only its betting countdown is brought up
+        to date."""
         s = table.settings
         seq, seated, phase, closes = table.lobby_state
-        stations_only = self.stations_only(s.id)
+        shows = (seq, seated, phase, s.id in stations)
         cached = self._lines.get(s.id)
-        if (
-            cached is not None
-            and cached[0] is s
-            and cached[1] == (seq, seated, phase, stations_only)
-        ):
+        if cached is not None and cached[0] is s and cached[1] == shows:
             line = cached[2]
         else:
-            line = table_line(table, seated, phase, None, stations_only)
-            self._lines[s.id] = (s, (seq, seated, phase, stations_only), line)
+            line = table_line(table, seated, phase, None, shows[3])
+            self._lines[s.id] = (s, shows, line)
         return line if closes is None else msgspec.structs.replace(line, closes_in_ms=closes)
 
     def stations_only(self, table_id: str) -> bool:
