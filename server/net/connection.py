@@ -60,6 +60,7 @@ from server.protocol.messages import (
 )
 from server.stations.service import StationRefused, Stations
 from server.tables.door import TableDoor
+from server.tables.eager import eager_task
 from server.tables.floor import Floor
 from server.tables.players import AuthError, Player
 from server.tables.runtime import TableReply
@@ -150,7 +151,7 @@ class _Session:
         self.last_error = ""  # the code of the last error reply
         # Each table's commands from this connection, in the order sent: the last one's task
         # (``in_lane``); the connection reads on while they are written.
-        self._lanes: dict[str, asyncio.Task[None]] = {}
+        self._lanes: dict[str, asyncio.Future[None]] = {}
         self.unwatch: Any = None  # a station's touchscreen: stop its status updates
         self._pending: bytes | list[bytes] | None = None  # this turn's frames, not yet written
         self._pending_bytes = 0
@@ -412,16 +413,18 @@ class _Session:
         table's commands, and one table's answers keep the order they were asked in
         (docs/protocol.md, "Order")."""
         before = self._lanes.get(table)
-        task = asyncio.create_task(self._after(before, message))
+        # Its first step now (``eager_task``): a bet with nothing before it in its lane
+        # reaches the table's inbox in this turn of the event loop, not the next.
+        task = eager_task(self._after(before, message))
         self._lanes[table] = task
         task.add_done_callback(lambda done: self._lane_done(table, done))
 
-    async def _after(self, before: asyncio.Task[None] | None, message: ClientMessage) -> None:
+    async def _after(self, before: asyncio.Future[None] | None, message: ClientMessage) -> None:
         if before is not None:
             await asyncio.wait([before])
         await self.safely(message)
 
-    def _lane_done(self, table: str, task: asyncio.Task[None]) -> None:
+    def _lane_done(self, table: str, task: asyncio.Future[None]) -> None:
         if self._lanes.get(table) is task:
             del self._lanes[table]
 

@@ -33,6 +33,7 @@ from server.protocol.codec import encode
 from server.protocol.messages import BalanceChanged, TableEvent, TableSnapshot
 from server.storage import hold_in_flight, in_flight
 from server.tables.clock import Clock
+from server.tables.eager import eager_task
 from server.tables.hooks import TableHooks
 from server.tables.viewers import History, Viewer
 from server.tables.waits import STATUS, ChanceDevices, TableStores
@@ -101,7 +102,7 @@ class TableRuntime:
         self._waiters: set[asyncio.Future[None]] = set()
         # Bets' writes under way on tasks of their own (``_answer``), and for each its count
         # in ``writes_in_flight``, held until the core has taken its ``Done``.
-        self._answering: set[asyncio.Task[None]] = set()
+        self._answering: set[asyncio.Future[None]] = set()
         self._holds: dict[int, Callable[[], None]] = {}
         # One driver of the core at a time: the loop, or a bet's task with its answer.
         self._stepping = asyncio.Lock()
@@ -290,10 +291,12 @@ class TableRuntime:
 
     def _share(self, wait: fx.Wait) -> None:
         """Perform a bet's ``Wait`` on a task of its own, which hands the core its ``Done``.
-        Tasks start in the order made, so the writes reach the stores' writers in the order
-        the core gave them (the journal's order is the engine's)."""
+        The task's first step runs now (``eager_task``): the writes reach the stores'
+        writers in the order the core gave them (the journal's order is the engine's), in
+        this turn of the event loop rather than the next. It cannot reach the core before
+        this step ends: the core's driver holds ``_stepping`` until then."""
         self._holds[wait.wid] = hold_in_flight()
-        task = asyncio.create_task(self._answer(wait))
+        task = eager_task(self._answer(wait))
         self._answering.add(task)
         task.add_done_callback(self._answering.discard)
 
