@@ -57,6 +57,12 @@ class ClusterTable:
         table = self.node.casino.tables.get(self.id)
         return table if table is not None and not table.finished else None
 
+    @property
+    def in_process(self) -> bool:
+        """Whether this node runs the table now (else a command is a round trip through
+        Redis to its owner)."""
+        return self.runtime() is not None
+
     # --- the door ------------------------------------------------------------------------
 
     async def enter(

@@ -413,9 +413,15 @@ class _Session:
         table's commands, and one table's answers keep the order they were asked in
         (docs/protocol.md, "Order")."""
         before = self._lanes.get(table)
-        # Its first step now (``eager_task``): a bet with nothing before it in its lane
-        # reaches the table's inbox in this turn of the event loop, not the next.
-        task = eager_task(self._after(before, message))
+        # Its first step now (``eager_task``) where the table runs in this process: a bet
+        # with nothing before it in its lane reaches the table's inbox in this turn of the
+        # event loop, not the next. A table on another node is asked through Redis, whose
+        # client times its reads with ``asyncio.timeout`` — bound to the current task, which
+        # during an eager first step is this connection's (server/tables/eager.py): so that
+        # command starts on a task of its own.
+        door = self.floor.door(table)
+        start = eager_task if door is None or door.in_process else asyncio.ensure_future
+        task = start(self._after(before, message))
         self._lanes[table] = task
         task.add_done_callback(lambda done: self._lane_done(table, done))
 

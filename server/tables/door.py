@@ -18,6 +18,12 @@ __all__ = ["TableDoor"]
 class TableDoor(Protocol):
     id: str
 
+    @property
+    def in_process(self) -> bool:
+        """Whether the table runs in this process: its commands reach it without I/O (a
+        connection starts them at once, ``server.tables.eager``)."""
+        ...
+
     async def enter(
         self, viewer: Viewer, role: str, last_seq: int | None = None
     ) -> tuple[TableSnapshot, bool]:

@@ -67,6 +67,8 @@ class TableReply:
 
 
 class TableRuntime:
+    in_process = True  # as a door (``TableDoor``): the table is here
+
     def __init__(
         self,
         settings: TableSettings,

@@ -13,6 +13,7 @@ from server.protocol.messages import (
     BetAccepted,
     BetCancelled,
     CancelBet,
+    ErrorMessage,
     Join,
     Joined,
     ListTables,
@@ -83,5 +84,50 @@ def test_a_bet_being_written_holds_up_no_other_answer(tmp_path: Path) -> None:
             finally:  # a failure above must not leave the table waiting for ever
                 let_through.set()
             assert service.players.balance(ann.welcome.player_id) == 100_000 - 100
+
+    asyncio.run(scenario())
+
+
+class _RemoteWithTimeout:
+    """A door to a table on another node as the cluster's is: its command a round trip
+    whose read is timed with ``asyncio.timeout`` (redis-py's, bound to the current task),
+    here one that expires."""
+
+    in_process = False
+
+    def __init__(self, table: Any) -> None:
+        self.table, self.id = table, table.id
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.table, name)
+
+    async def submit(self, command: Any) -> Any:
+        async with asyncio.timeout(0.05):
+            await asyncio.sleep(1)  # no answer in time
+
+
+def test_a_timeout_in_a_remote_tables_command_ends_that_command_not_the_connection(
+    tmp_path: Path,
+) -> None:
+    """A lane starts at once only for a table in this process (server/tables/eager.py): a
+    remote door's timeout, bound to the task current when it began, must cancel the
+    command's own task — never the connection's reader."""
+
+    async def scenario() -> None:
+        async with live_service(tmp_path) as service, Client.connect(service, "ann") as ann:
+            await ann.send(Join(table="rt", ref=1))
+            round_id = (await ann.expect(Joined)).snapshot.round
+            assert service.floor is not None
+            service.floor._doors = {
+                **service.casino.tables,
+                "rt": _RemoteWithTimeout(service.casino.tables["rt"]),
+            }
+            await ann.send(
+                PlaceBet(table="rt", round=round_id, bet_id="x", spot="red", amount=500, ref=2)
+            )
+            refused = await ann.expect(ErrorMessage)
+            assert (refused.code, refused.ref) == ("internal_error", 2)
+            await ann.send(Ping(nonce=7, ref=3))  # the connection still reads
+            assert (await ann.expect(Pong)).nonce == 7
 
     asyncio.run(scenario())

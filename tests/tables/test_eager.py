@@ -103,3 +103,26 @@ def test_it_runs_in_a_copy_of_the_callers_context() -> None:
         assert read == ["caller", "task"] and SEEN.get() == "caller"
 
     asyncio.run(go())
+
+
+def test_the_first_step_still_sees_the_callers_task_as_current() -> None:
+    """What eager_task's docstring warns of: until the coroutine first waits,
+    ``asyncio.current_task()`` is the caller's, so nothing bound to the current task (a
+    timeout) may start in the first step."""
+
+    async def go() -> None:
+        caller = asyncio.current_task()
+        seen: list[asyncio.Task[object] | None] = []
+        gate = asyncio.get_running_loop().create_future()
+
+        async def work() -> None:
+            seen.append(asyncio.current_task())
+            await gate
+            seen.append(asyncio.current_task())
+
+        future = eager_task(work())
+        gate.set_result(None)
+        await future
+        assert seen == [caller, future]
+
+    asyncio.run(go())
