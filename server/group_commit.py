@@ -218,7 +218,7 @@ class Batched:
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """A write made ready by a store but not submitted: ``apply`` (and its ``batched``
-    form), for ``GroupCommitWriter.run_all`` to apply with others in one transaction."""
+    form), for ``GroupCommitWriter.queue_all`` to apply with others in one transaction."""
 
     apply: Callable[[Any], Any]
     batched: Batched | None = None
@@ -336,16 +336,11 @@ class GroupCommitWriter(Generic[C]):
             self._queue.put(_Write(apply, future, batched))
         return future
 
-    async def run_all(self, writes: list[Prepared]) -> list[_Outcome]:
-        """Apply ``writes`` in the same transaction — queued as one, never split between
-        groups: a bet's journal record and its debit where one database keeps both — and
-        await them; each one's outcome, ``(True, value)`` or ``(False, exception)``."""
-        with in_flight():  # until this coroutine has the results, as ``run``
-            return await joined(self.queue_all(writes))
-
     def queue_all(self, writes: list[Prepared]) -> list[concurrent.futures.Future[Any]]:
-        """Queue ``writes`` as one (``run_all``) now, not counted in ``writes_in_flight``:
-        their futures, to await with ``joined`` — also together with other writers'."""
+        """Queue ``writes`` now to be applied in the same transaction — queued as one, never
+        split between groups: a bet's journal record and its debit where one database keeps
+        both. Not counted in ``writes_in_flight`` (the caller holds ``in_flight``): their
+        futures, to await with ``joined`` — also together with other writers'."""
         futures: list[concurrent.futures.Future[Any]] = [
             concurrent.futures.Future() for _ in writes
         ]

@@ -75,11 +75,6 @@ class _GuardedWriter:
         result: T = self._writer.call(self._wrap(apply))
         return result
 
-    async def run_all(self, writes: list[Any]) -> list[tuple[bool, Any]]:
-        """``run_all`` of the store's writer, every write guarded (``group_commit.Prepared``)."""
-        outcomes: list[tuple[bool, Any]] = await self._writer.run_all(self._guarded(writes))
-        return outcomes
-
     def _guarded(self, writes: list[Any]) -> list[Any]:
         return [
             dataclasses.replace(w, apply=self._wrap(w.apply), batched=self._batched(w.batched))

@@ -269,12 +269,12 @@ def test_a_run_of_batched_writes_is_one_call_per_kind_and_a_plain_write_splits_r
 
 
 def test_writes_run_together_share_one_transaction_even_at_a_groups_limit() -> None:
-    """``run_all`` (a bet's record and debit where one database keeps both) queues its
+    """``queue_all`` (a bet's record and debit where one database keeps both) queues its
     writes as one: they are applied in the same transaction even when the group they join
     reaches ``max_group`` with the first of them."""
     import asyncio
 
-    from server.group_commit import Prepared
+    from server.group_commit import Prepared, joined
 
     db = RetryingLists()  # max_group 4
     writer = GroupCommitWriter(db)
@@ -294,7 +294,7 @@ def test_writes_run_together_share_one_transaction_even_at_a_groups_limit() -> N
         assert started.wait(10)
         singles = [writer.submit(noting(f"w{n}")) for n in range(3)]
         together = asyncio.ensure_future(
-            writer.run_all([Prepared(noting("record")), Prepared(noting("debit"))])
+            joined(writer.queue_all([Prepared(noting("record")), Prepared(noting("debit"))]))
         )
         await asyncio.sleep(0.05)  # the pair is queued behind the three
         release.set()

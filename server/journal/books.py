@@ -120,7 +120,7 @@ class JournalBooks:
         self, round_id: str, kind: str, payload: dict[str, Any], *, player: str | None = None
     ) -> Prepared:
         """``append``'s write, made ready for the store's writer to apply with others in one
-        transaction (``writer.run_all``)."""
+        transaction (``writer.queue_all``)."""
         each = type(self)._append_each
         batched = None if each is None else Batched(each, (round_id, kind, payload, player))
         return Prepared(partial(type(self)._append, round_id, kind, payload, player), batched)

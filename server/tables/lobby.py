@@ -83,12 +83,17 @@ class Lobby:
 
     def lines(self) -> list[TableSummary]:
         """The lobby: each table this process runs."""
-        stations = self.stations.tables if self.stations is not None else ()
+        stations = self._station_tables
         return [self._line(table, stations) for table in self.casino.tables.values()]
 
     def summary(self, table: TableRuntime) -> TableSummary:
         """The table's lobby line."""
-        return self._line(table, self.stations.tables if self.stations is not None else ())
+        return self._line(table, self._station_tables)
+
+    @property
+    def _station_tables(self) -> Collection[str]:
+        """The tables that seat their player stations only (they have stations)."""
+        return self.stations.tables if self.stations is not None else ()
 
     def _line(self, table: TableRuntime, stations: Collection[str]) -> TableSummary:
         """The table's lobby line (``stations``: the tables that seat their stations only).
@@ -109,7 +114,7 @@ class Lobby:
 
     def stations_only(self, table_id: str) -> bool:
         """Whether the table seats its player stations only (it has stations)."""
-        return self.stations is not None and table_id in self.stations.tables
+        return table_id in self._station_tables
 
     def rules(self, table_id: str) -> Rules | None:
         """The table's rules and paytables: from its configuration, wherever it runs (the

@@ -49,7 +49,7 @@ def _shared_writer(ledger: Any, journal: Any) -> Any:
     """The writer the ledger and the journal share, if they do (PostgreSQL: one database,
     ``server.app.stores``); None for stores of their own (the SQLite files)."""
     mine, theirs = getattr(journal, "writer", None), getattr(ledger, "writer", None)
-    if mine is None or theirs is None or not hasattr(mine, "run_all"):
+    if mine is None or theirs is None or not hasattr(mine, "queue_all"):
         return None
     same = getattr(mine, "inner", mine) is getattr(theirs, "inner", theirs)
     return mine if same else None

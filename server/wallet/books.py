@@ -119,7 +119,7 @@ class Books:
 
     def post_write(self, key: str, transfers: Sequence[Transfer]) -> Prepared:
         """``post``'s write, made ready for the store's writer to apply with others in one
-        transaction (``writer.run_all``; the caller counts its debits as ``pending``)."""
+        transaction (``writer.queue_all``; the caller counts its debits as ``pending``)."""
         each = type(self)._post_each
         batched = None if each is None else Batched(each, self._rows_of(key, transfers))
         return Prepared(self._batch(key, transfers), batched)
