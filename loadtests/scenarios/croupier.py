@@ -318,8 +318,22 @@ class CroupierUser(User):
         counts frames (``round`` request: betting opened → the round ended)."""
         opened: float | None = None
         sent: dict[int, float] = {}
+        # A player's bets wait for their moment (``due``) while it goes on reading the table,
+        # as a player's screen does: a ``betting_closed`` read meanwhile (this user read
+        # ``betting_opened`` late, on a loaded machine) means no bets this round, not bets
+        # sent into a closed window.
+        due: float | None = None
+        betting: str | None = None  # the round the bets wait for
         while True:
-            raw = self.frame()
+            if due is not None and betting is not None:
+                try:
+                    raw = self.frame(max(0.001, due - time.monotonic()))
+                except TimeoutError:
+                    due = None
+                    self.bet(betting, sent)
+                    continue
+            else:
+                raw = self.frame()
             if self.skim and b"round_" not in raw and b"betting_opened" not in raw:
                 continue  # a spectator reads nothing else: no decode
             message = self.read(raw)
@@ -346,9 +360,11 @@ class CroupierUser(User):
                     # a loaded machine); until this user has seen one whole window (it joined
                     # mid-round) it bets after the least.
                     high = low if self.window is None else min(high, max(low, 0.3 * self.window))
-                    gevent.sleep(self.rng.uniform(low, high))
-                    self.bet(message.round, sent)
+                    due = time.monotonic() + self.rng.uniform(low, high)
+                    betting = message.round
             elif message.event == "betting_closed":
+                if message.round == betting:
+                    due = betting = None  # too late: this round goes by without its bets
                 if opened is not None:
                     self.window = time.perf_counter() - opened
             elif message.event == "decision_requested":
