@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -147,10 +147,18 @@ class ClusterTable:
         if not self.viewers:
             self.node.bus.unwatch(self.id)
 
+    def queue(self, command: cmd.PlayCommand) -> Awaitable[TableReply]:
+        table = self.runtime()
+        if table is not None:
+            return table.queue(command)
+        # Asked through Redis: in order with the commands started before it only as far as
+        # their tasks start in order (a connection queues at once only in-process tables).
+        return asyncio.ensure_future(self.submit(command))
+
     async def submit(self, command: cmd.PlayCommand) -> TableReply:
         table = self.runtime()
         if table is not None:
-            return await table.submit(command)
+            return await table.queue(command)
         # The command as the edge built it, named by its kind (server.core.commands).
         sent = {"player": command.player_id, "kind": command.kind}
         sent["command"] = msgspec.to_builtins(command)

@@ -18,17 +18,21 @@ suspends it until the adapter answers with ``Done`` (naming the ``Wait``'s ``wid
 ``_Park`` suspends the table's life until a deadline passes (``Tick``) or a condition holds.
 Meanwhile queued commands run — **many at once**: a bet (a cancel, a repeat) waits for its
 writes while the next players' bets are taken and written, so a table takes as many bets a
-second as the stores can write together, not one per write. Each player's commands run one
-after another, in the order sent; a decision runs alone. When the park ends (the betting
-window closes, the console says no more bets) no further command starts, and the table's life
-goes on only once every command under way has its answer: bets taken before "no more bets"
-and written after it stand, and no card is dealt while a bet of the round is unanswered.
-Replay — game recall, ``croupier replay``, crash recovery — applies
+second as the stores can write together, not one per write. A player's bets are written
+together too — each bet that needs no other wager of the player beside it (a side wager
+needs its main wager durable first) starts beside that player's other bets under way — and
+every other command of a player waits for those before it; each player's replies go out in
+the order sent, whatever order the writes finish in. A decision runs alone. When the park
+ends (the betting window closes, the console says no more bets) no further command starts,
+and the table's life goes on only once every command under way has its answer: bets taken
+before "no more bets" and written after it stand, and no card is dealt while a bet of the
+round is unanswered. Replay — game recall, ``croupier replay``, crash recovery — applies
 journal records through the same ``apply_record`` as live play (``core/rounds.py``).
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Mapping
@@ -82,7 +86,7 @@ from server.games.events import BetAccepted, CardDealt, RoundSettled, WagerSettl
 from server.games.round import DecidingEngine, DecisionRequest, Phase, RoundEngine
 from server.games.wagers import Wager
 from server.journal import records as rec
-from server.wallet.ledger import player_account
+from server.wallet.ledger import PostResult, player_account
 
 if TYPE_CHECKING:
     from server.games.table import TableGame, TableSettings
@@ -124,12 +128,14 @@ class TableFailure(Exception):
 
 @dataclass(frozen=True, slots=True)
 class _Running:
-    """A player's command under way: its reply's ``cid``, its player, and whether it runs
-    alone (a decision: the engine's order of decisions is the journal's)."""
+    """A player's command under way: its reply's ``cid``, its player, whether it runs
+    alone (a decision: the engine's order of decisions is the journal's), and — for a bet
+    that may be written beside its player's other bets (``TableCore._beside``) — its bet id."""
 
     cid: int
     player: str
     alone: bool
+    bet_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +186,10 @@ class TableCore:
         self._console_close: rec.StaffDecision | None = None  # the dealer said no more bets
         self._console_void: rec.StaffDecision | None = None  # dealer and supervisor void
         self._bets: dict[tuple[str, str], Wager] = {}  # this round's bets by (player, bet id)
+        # When each bet of the round was taken, by (player, bet id): a player's bets stand in
+        # the order taken (the journal's, and "repeat"'s) whatever order their writes finish in.
+        self._taken: dict[tuple[str, str], int] = {}
+        self._takes = itertools.count()
         self._asked: dict[tuple[str, str], tuple[str, int]] = {}  # as the client sent them
         self._spent_ids: set[tuple[str, str]] = set()  # cancelled ids may not be reused
         self._previous_bets: dict[str, list[Wager]] = {}  # for "repeat", per player
@@ -195,7 +205,11 @@ class TableCore:
         # command, the command (None: the table's life).
         self._waiting: dict[int, tuple[Step, _Running | None]] = {}
         self._wids = itertools.count(1)
-        self._busy: set[str] = set()  # players with a command under way
+        # Players with commands under way, and those commands in the order they started; a
+        # command stays here, its reply held back in ``_early``, until the replies of the
+        # player's commands before it went out.
+        self._busy: dict[str, list[_Running]] = {}
+        self._early: dict[int, Reply] = {}
         self._alone = False  # a command that runs alone is under way
         self._told_no_tick = False  # Deadline(None) sent while the park waits for commands
 
@@ -274,9 +288,14 @@ class TableCore:
                 if startable is None:
                     return
                 running = _Running(
-                    startable.cid, startable.player_id, type(startable) is cmd.Decide
+                    startable.cid,
+                    startable.player_id,
+                    type(startable) is cmd.Decide,
+                    startable.bet_id
+                    if isinstance(startable, cmd.Place) and self._independent(startable)
+                    else None,
                 )
-                self._busy.add(running.player)
+                self._busy.setdefault(running.player, []).append(running)
                 self._alone = running.alone
                 self._step(self._command(startable), None, running)
             else:
@@ -287,25 +306,44 @@ class TableCore:
 
     def _startable(self) -> cmd.PlayCommand | None:
         """Take from the queue the first command that may start now: its player has none
-        under way or queued before it, and a decision only when nothing else is under way."""
+        queued before it, and none under way unless it is a bet that may be written beside
+        them (``_beside``); a decision only when nothing else is under way."""
         if self._alone:
             return None
-        behind = set(self._busy)
+        behind: set[str] = set()
+        busy = self._busy
         for n, command in enumerate(self._queue):
             player = command.player_id
             if player in behind:
                 continue
-            if type(command) is cmd.Decide and self._busy:
+            under_way = busy.get(player)
+            if (under_way and not self._beside(command, under_way)) or (
+                type(command) is cmd.Decide and busy
+            ):
                 behind.add(player)
                 continue
             del self._queue[n]
             return command
         return None
 
+    def _independent(self, command: cmd.PlayCommand) -> bool:
+        """A bet whose acceptance reads no other wager of its player: it needs no main
+        wager (``TableGame.depends_on``), so the fate of the player's other bets in flight
+        cannot change it."""
+        return type(command) is cmd.Place and not self.game.depends_on(command.spot)
+
+    def _beside(self, command: cmd.PlayCommand, under_way: list[_Running]) -> bool:
+        """Whether ``command`` may start while its player's ``under_way`` commands wait for
+        their writes: an independent bet beside independent bets only, none with its bet id
+        (a bet sent again waits for the first's answer, and is acknowledged as sent again)."""
+        if not self._independent(command):
+            return False
+        bet_id = cast(cmd.Place, command).bet_id
+        return all(r.bet_id is not None and r.bet_id != bet_id for r in under_way)
+
     def _step(self, gen: Step, value: Any, running: _Running | None) -> None:
         """Run ``gen`` until it waits, parks or ends, collecting its effects."""
         out = self._out
-        cid = running.cid if running is not None else None
         try:
             item = gen.send(value)
             while True:
@@ -322,49 +360,53 @@ class TableCore:
                 out.append(item)
                 item = gen.send(None)
         except StopIteration as done:
-            if cid is not None:
-                self._finished(running)
-                out.append(done.value)
+            if running is not None:
+                self._answer(running, done.value)
             else:  # the table's life ended
                 self.finished = True
                 out.append(Deadline(None))
         except IllegalAction as exc:  # a command refused; nothing changed
-            assert cid is not None
-            self._finished(running)
-            out.append(Reply(cid, exc.refusal))
+            assert running is not None
+            self._answer(running, Reply(running.cid, exc.refusal))
         except TableFailure as exc:  # from a command: the table had changed, so it closes
-            assert cid is not None
-            self._finished(running)
+            assert running is not None
             message = f"not recorded ({exc}); the table is closed until its round is recovered"
-            out.append(Reply(cid, Refusal(STORAGE_FAILED, message, self.id)))
+            self._answer(running, Reply(running.cid, Refusal(STORAGE_FAILED, message, self.id)))
             self._close(f"the ledger or journal could not be written: {exc}")
         except Exception as exc:
-            if cid is None:
+            if running is None:
                 raise  # the table's life handles its own failures: this is a bug
-            self._finished(running)
             self._say("critical", f"table {self.id}: command failed", exc)
-            out.append(
-                Reply(cid, Refusal(TABLE_UNAVAILABLE, "the table failed and is closed", self.id))
-            )
+            refusal = Refusal(TABLE_UNAVAILABLE, "the table failed and is closed", self.id)
+            self._answer(running, Reply(running.cid, refusal))
             self._close("a command failed")
 
-    def _finished(self, running: _Running | None) -> None:
-        if running is not None:
-            self._busy.discard(running.player)
-            if running.alone:
-                self._alone = False
+    def _answer(self, running: _Running, reply: Reply) -> None:
+        """``running`` ended with ``reply``: it goes out now if the player's commands that
+        started before it have had theirs, else once they have (a player's replies keep
+        the order sent, whatever order their writes finished in)."""
+        if running.alone:
+            self._alone = False
+        under_way = self._busy[running.player]
+        early = self._early
+        early[running.cid] = reply
+        while under_way and under_way[0].cid in early:
+            self._out.append(early.pop(under_way.pop(0).cid))
+        if not under_way:
+            del self._busy[running.player]
 
     def _abandon_commands(self) -> None:
         """The table closes with commands under way: each is answered now (its writes may
         still land; recovery voids the round and returns every stake)."""
+        message = "the table failed and is closed: its round will be voided, stakes returned"
         for wid, (gen, running) in list(self._waiting.items()):
             if running is None:
                 continue
             del self._waiting[wid]
             gen.close()
-            message = "the table failed and is closed: its round will be voided, stakes returned"
-            self._out.append(Reply(running.cid, Refusal(TABLE_UNAVAILABLE, message, self.id)))
-        self._busy.clear()
+            self._answer(running, Reply(running.cid, Refusal(TABLE_UNAVAILABLE, message, self.id)))
+        if self._busy or self._early:  # pragma: no cover - every command under way waits
+            raise InvariantViolation(f"commands left unanswered: {self._busy}")
         self._alone = False
 
     def crashed(self, reason: str) -> list[Any]:
@@ -561,6 +603,7 @@ class TableCore:
             yield from self._journal(record)
         self._before_open = []
         self._bets, self._asked, self._spent_ids, self._round_bets = {}, {}, set(), {}
+        self._taken = {}
         self.cards = {}
         if self._console_void is not None or self._console_close is not None:
             self._say("warning", f"table {self.id}: a console action came after its round ended")
@@ -765,6 +808,7 @@ class TableCore:
         # acknowledged once *both* are durable: every acknowledged bet is in the round's
         # journal (the audit record, game recall's source) and in the ledger.
         bet = rec.Bet(player=player_id, bet_id=bet_id, spot=accepted.spot, amount=amount)
+        self._taken[key] = next(self._takes)
         journaled, debited = yield Wait(
             (
                 AppendRecord(round_id, bet, player_id),
@@ -772,7 +816,10 @@ class TableCore:
             )
         )
         if isinstance(debited, Refused | Failed):  # nothing was debited
-            engine.cancel(player_id, bet_id)  # undo in the engine; nothing was broadcast
+            try:  # undo in the engine; nothing was broadcast
+                engine.cancel(player_id, bet_id)
+            except IllegalAction as exc:  # a wager taken beside it leans on it: a bug
+                raise InvariantViolation(f"bet {bet_id} refused but not undone: {exc}") from exc
             # The journal says the bet never stood (replay skips it).
             yield from self._journal(rec.BetRefused(player=player_id, bet_id=bet_id))
             if isinstance(debited, Failed):
@@ -786,9 +833,22 @@ class TableCore:
             raise TableFailure(f"the bet could not be journaled: {journaled.message}")
         self._bets[key] = accepted
         self._asked[key] = (spot, amount)
-        self._round_bets.setdefault(player_id, []).append(accepted)
+        taken = self._taken
+        bisect.insort(
+            self._round_bets.setdefault(player_id, []),
+            accepted,
+            key=lambda w: taken[(player_id, w.bet_id)],
+        )
         yield from self._emit(events)
-        return None, _bet_data(accepted, retried=False), player_id
+        data = _bet_data(accepted, retried=False)
+        if isinstance(debited, PostResult):
+            balance = debited.balances.get(player_account(player_id))
+            if balance is not None:
+                # The balance just after this debit, not when the reply goes out: a reply
+                # held back behind the player's earlier bets must not show their debits.
+                data["balance"] = balance
+                return None, data, None
+        return None, data, player_id
 
     def _cancel(self, player_id: str, round_id: str, bet_id: str) -> Step:
         engine = self._current(round_id)

@@ -211,6 +211,12 @@ class TableGame:
         """Spots a demo bot may bet on."""
         raise NotImplementedError
 
+    def depends_on(self, spot: str) -> tuple[str, ...]:
+        """The spots one of which the same player must hold a wager on before a wager on
+        ``spot`` is accepted (a side wager's main wager); none in most games. The table
+        writes a player's bets that depend on nothing side by side."""
+        return ()
+
     def rules(self) -> dict[str, Any]:
         """The rules and paytables players can read at the table (58 Pa. Code 810a.3)."""
         raise NotImplementedError

@@ -152,6 +152,9 @@ class _Session:
         # Each table's commands from this connection, in the order sent: the last one's task
         # (``in_lane``); the connection reads on while they are written.
         self._lanes: dict[str, asyncio.Future[None]] = {}
+        # The tables whose last command in the lane was queued at the table at once
+        # (``in_lane``): the next one of those may be queued behind it without waiting.
+        self._queued_at_once: set[str] = set()
         self.unwatch: Any = None  # a station's touchscreen: stop its status updates
         self._pending: bytes | list[bytes] | None = None  # this turn's frames, not yet written
         self._pending_bytes = 0
@@ -392,18 +395,6 @@ class _Session:
                 table.drop_viewer(viewer)
         self.viewers.clear()
 
-    async def _submit(
-        self, table_id: str, ref: int | None, command: cmd.PlayCommand
-    ) -> TableReply | None:
-        table = self._table(table_id, ref)
-        if table is None:
-            return None
-        reply = await table.submit(command)
-        if reply.refusal is not None:
-            self.refuse(reply.refusal, ref)
-            return None
-        return reply
-
     def refuse(self, refusal: Refusal, ref: int | None) -> None:
         self.error(refusal.code, refusal.message, refusal.value, ref)
 
@@ -413,15 +404,30 @@ class _Session:
         table's commands, and one table's answers keep the order they were asked in
         (docs/protocol.md, "Order")."""
         before = self._lanes.get(table)
-        # Its first step now (``eager_task``) where the table runs in this process: a bet
-        # with nothing before it in its lane reaches the table's inbox in this turn of the
-        # event loop, not the next. A table on another node is asked through Redis, whose
-        # client times its reads with ``asyncio.timeout`` — bound to the current task, which
-        # during an eager first step is this connection's (server/tables/eager.py): so that
-        # command starts on a task of its own.
         door = self.floor.door(table)
-        start = eager_task if door is None or door.in_process else asyncio.ensure_future
-        task = start(self._after(before, message))
+        if (
+            door is not None
+            and door.in_process
+            and isinstance(message, _PLAYED)
+            and (before is None or table in self._queued_at_once)
+        ):
+            # A bet (a cancel, a repeat, a decision) after nothing but such commands: queued
+            # at the table now, behind them, so that a player's bets are written together
+            # (the table keeps each player's commands in the order queued); answered once
+            # the answers before it went out.
+            answer = door.queue(self._command(message))
+            task = eager_task(self._answer_after(before, message, answer))
+            self._queued_at_once.add(table)
+        else:
+            # Its first step now (``eager_task``) where the table runs in this process: a
+            # command with nothing before it in its lane reaches the table in this turn of
+            # the event loop, not the next. A table on another node is asked through Redis,
+            # whose client times its reads with ``asyncio.timeout`` — bound to the current
+            # task, which during an eager first step is this connection's
+            # (server/tables/eager.py): so that command starts on a task of its own.
+            start = eager_task if door is None or door.in_process else asyncio.ensure_future
+            task = start(self._after(before, message))
+            self._queued_at_once.discard(table)
         self._lanes[table] = task
         task.add_done_callback(lambda done: self._lane_done(table, done))
 
@@ -430,9 +436,24 @@ class _Session:
             await asyncio.wait([before])
         await self.safely(message)
 
+    async def _answer_after(
+        self, before: asyncio.Future[None] | None, message: Played, answer: Awaitable[TableReply]
+    ) -> None:
+        try:
+            reply = await answer
+            if before is not None and not before.done():
+                await asyncio.wait([before])
+            self._answer(message, reply)
+        except Exception:  # our bug: as ``safely``
+            log.exception("request %s failed", type(message).__name__)
+            self.error(
+                "internal_error", "the server failed to handle this request", ref=message.ref
+            )
+
     def _lane_done(self, table: str, task: asyncio.Future[None]) -> None:
         if self._lanes.get(table) is task:
             del self._lanes[table]
+            self._queued_at_once.discard(table)
 
     async def finish_lanes(self) -> None:
         """Let the commands under way end (a bet being written is answered or refused in
@@ -456,15 +477,36 @@ class _Session:
         assert self.player is not None  # commands come after hello
         return self.player.player_id
 
-    async def _place(self, m: PlaceBet) -> None:
-        reply = await self._submit(
-            m.table, m.ref, cmd.Place(self.player_id, m.round, m.bet_id, m.spot, m.amount)
-        )
-        if reply is None:
-            self.metrics.bet_refused(self.last_error)  # the lane's: set just now by ``error``
-        else:
+    def _command(self, m: Played) -> cmd.PlayCommand:
+        """The table's command for a player's bet, cancel, repeat or decision."""
+        player = self.player_id
+        if isinstance(m, PlaceBet):
+            return cmd.Place(player, m.round, m.bet_id, m.spot, m.amount)
+        if isinstance(m, CancelBet):
+            return cmd.Cancel(player, m.round, m.bet_id)
+        if isinstance(m, RepeatBets):
+            return cmd.Repeat(player, m.round, m.bet_id_prefix)
+        return cmd.Decide(player, m.round, m.spot, m.decision)
+
+    async def _play(self, m: Played) -> None:
+        """A bet, cancel, repeat or decision: played at the table, then answered."""
+        table = self._table(m.table, m.ref)
+        if table is None:
+            if isinstance(m, PlaceBet):
+                self.metrics.bet_refused(self.last_error)
+            return
+        self._answer(m, await table.submit(self._command(m)))
+
+    def _answer(self, m: Played, reply: TableReply) -> None:
+        """The reply to ``m``: its refusal, or what it did (docs/protocol.md)."""
+        if reply.refusal is not None:
+            self.refuse(reply.refusal, m.ref)
+            if isinstance(m, PlaceBet):
+                self.metrics.bet_refused(reply.refusal.code)
+            return
+        d = reply.data
+        if isinstance(m, PlaceBet):
             self.metrics.bet_accepted(self.floor.game_of(m.table))
-            d = reply.data
             self.send(
                 BetAccepted(
                     table=m.table,
@@ -477,47 +519,39 @@ class _Session:
                 )
             )
             self.metrics.bet_acked(RECEIVED_AT.get())
-
-    async def _cancel(self, m: CancelBet) -> None:
-        reply = await self._submit(m.table, m.ref, cmd.Cancel(self.player_id, m.round, m.bet_id))
-        if reply is not None:
+        elif isinstance(m, CancelBet):
             self.send(
                 BetCancelled(
                     table=m.table,
                     round=m.round,
                     bet_id=m.bet_id,
-                    balance=reply.data["balance"],
+                    balance=d["balance"],
                     ref=m.ref,
                 )
             )
-
-    async def _repeat(self, m: RepeatBets) -> None:
-        reply = await self._submit(
-            m.table, m.ref, cmd.Repeat(self.player_id, m.round, m.bet_id_prefix)
-        )
-        if reply is not None:
-            game = self.floor.game_of(m.table)
-            self.metrics.bet_accepted(game, len(reply.data["bets"]))
-            for d in reply.data["bets"]:
+        elif isinstance(m, RepeatBets):
+            self.metrics.bet_accepted(self.floor.game_of(m.table), len(d["bets"]))
+            for bet in d["bets"]:
                 self.send(
                     BetAccepted(
                         table=m.table,
                         round=m.round,
-                        bet_id=d["bet_id"],
-                        spot=d["spot"],
-                        amount=d["amount"],
-                        balance=d["balance"],
+                        bet_id=bet["bet_id"],
+                        spot=bet["spot"],
+                        amount=bet["amount"],
+                        balance=bet["balance"],
                         ref=m.ref,
                     )
                 )
-
-    async def _decide(self, m: Decide) -> None:
-        await self._submit(m.table, m.ref, cmd.Decide(self.player_id, m.round, m.spot, m.decision))
+        # a decision's answer is the table's events
 
 
 # Commands for one table: answered in the order sent, each table's apart from the rest of the
 # connection (``_Session.in_lane``). Everything else is answered as it comes.
 _AT_A_TABLE = (Join, Resume, Leave, PlaceBet, CancelBet, RepeatBets, Decide)
+# The commands the table itself plays (``TableDoor.submit``).
+_PLAYED = (PlaceBet, CancelBet, RepeatBets, Decide)
+Played = PlaceBet | CancelBet | RepeatBets | Decide
 # When the frame a task handles arrived (``time.perf_counter``): a context variable, so each
 # lane's task keeps the time of its own frame (the bet-ack histogram of /metrics).
 RECEIVED_AT: contextvars.ContextVar[float] = contextvars.ContextVar("received_at", default=0.0)
@@ -530,10 +564,10 @@ _HANDLERS: dict[type[Any], Callable[[_Session, Any], Awaitable[None]]] = {
     Join: _Session._join,
     Resume: _Session._join,
     Leave: _Session._leave_table,
-    PlaceBet: _Session._place,
-    CancelBet: _Session._cancel,
-    RepeatBets: _Session._repeat,
-    Decide: _Session._decide,
+    PlaceBet: _Session._play,
+    CancelBet: _Session._play,
+    RepeatBets: _Session._play,
+    Decide: _Session._play,
     GetRecall: _Session._recall,
     GetRules: _Session._rules,
     Ping: _Session._ping,

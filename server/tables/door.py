@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from server.core.commands import PlayCommand
     from server.protocol.messages import TableSnapshot
     from server.tables.runtime import TableReply
@@ -40,4 +42,11 @@ class TableDoor(Protocol):
 
     async def submit(self, command: PlayCommand) -> TableReply:
         """Play ``command`` (built once, at the edge) at the table; its answer."""
+        ...
+
+    def queue(self, command: PlayCommand) -> Awaitable[TableReply]:
+        """``submit``, with ``command`` queued at the table before this returns — behind
+        the commands queued before it, ahead of those queued after — where the table runs in
+        this process (``in_process``): a connection sends its next bet without waiting for
+        this one's answer."""
         ...

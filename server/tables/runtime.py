@@ -193,20 +193,26 @@ class TableRuntime:
     async def submit(self, command: cmd.PlayCommand) -> TableReply:
         """Queue a player's command, as the edge built it; resolves when the table has
         handled it."""
-        if not self.core.available or self.core.finished or self._ended:
-            return TableReply(Refusal(TABLE_UNAVAILABLE, "this table is closed", self.id))
-        held = self.core.held
-        if held is not None:  # answered now: the table would take it only after the hold
-            reason = f"the table is on hold: {held['reason']}"
-            return TableReply(Refusal(TABLE_HELD, reason, self.id))
-        refused = self.hooks.gate(command.kind, command.player_id)
-        if refused is not None:
-            return TableReply(refused)
-        cid = next(self._cids)
+        return await self.queue(command)
+
+    def queue(self, command: cmd.PlayCommand) -> asyncio.Future[TableReply]:
+        """Queue a player's command now, behind every command queued before it (the table
+        takes each player's commands in the order queued): the future of its answer."""
         future: asyncio.Future[TableReply] = asyncio.get_running_loop().create_future()
+        refusal: Refusal | None = None
+        if not self.core.available or self.core.finished or self._ended:
+            refusal = Refusal(TABLE_UNAVAILABLE, "this table is closed", self.id)
+        elif (held := self.core.held) is not None:  # the table would take it after the hold
+            refusal = Refusal(TABLE_HELD, f"the table is on hold: {held['reason']}", self.id)
+        else:
+            refusal = self.hooks.gate(command.kind, command.player_id)
+        if refusal is not None:  # answered now
+            future.set_result(TableReply(refusal))
+            return future
+        cid = next(self._cids)
         self._replies[cid] = future
         self._put(replace(command, cid=cid))
-        return await future
+        return future
 
     def drain(self) -> None:
         """Finish the round in play and open no other (the table moves to another node)."""

@@ -88,6 +88,67 @@ def test_a_bet_being_written_holds_up_no_other_answer(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
+def _hold_each_bet(service: Any, table: str) -> list[tuple[str, asyncio.Event]]:
+    """The writes of each of ``table``'s bets wait for an event of their own: the list
+    holds (the bet's ledger key, its event) in the order the writes were asked for."""
+    stores = service.casino.tables[table].stores
+    several = stores.results
+    held: list[tuple[str, asyncio.Event]] = []
+
+    async def results(effects: Any) -> Any:
+        keys = [getattr(e, "key", "") for e in effects]
+        key = next((k for k in keys if k.startswith(f"bet:{table}.")), None)
+        if key is not None:
+            event = asyncio.Event()
+            held.append((key, event))
+            await event.wait()
+        return await several(effects)
+
+    stores.results = results
+    return held
+
+
+def test_a_players_bets_are_written_together_and_answered_in_the_order_sent(
+    tmp_path: Path,
+) -> None:
+    """Three bets sent at once are all being written at the same time — the second does
+    not wait for the first's answer — and their answers come in the order sent, though
+    their writes finish last first; each answer's balance is the one its debit left."""
+
+    async def scenario() -> None:
+        async with live_service(tmp_path) as service, Client.connect(service, "ann") as ann:
+            await ann.send(Join(table="rt", ref=1))
+            rt = (await ann.expect(Joined)).snapshot.round
+            held = _hold_each_bet(service, "rt")
+            try:
+                for ref, (bet_id, spot) in enumerate(
+                    (("b1", "red"), ("b2", "odd"), ("b3", "black")), 10
+                ):
+                    await ann.send(
+                        PlaceBet(
+                            table="rt", round=rt, bet_id=bet_id, spot=spot, amount=100, ref=ref
+                        )
+                    )
+                for _ in range(200):  # all three reach the stores while none is answered
+                    if len(held) == 3:
+                        break
+                    await asyncio.sleep(0.01)
+                assert [key.rsplit(":", 1)[-1] for key, _ in held] == ["b1", "b2", "b3"], held
+                assert not [m for m in ann.inbox if isinstance(m, BetAccepted)]
+                for _, event in reversed(held):
+                    event.set()
+                    await asyncio.sleep(0.02)  # the later bets' writes finish first
+                answers = [await ann.expect(BetAccepted) for _ in range(3)]
+                assert [(m.ref, m.bet_id) for m in answers] == [(10, "b1"), (11, "b2"), (12, "b3")]
+                # Each shows the balance just after its own debit (here applied last first).
+                assert [m.balance for m in answers] == [100_000 - 300, 100_000 - 200, 100_000 - 100]
+            finally:  # a failure above must not leave the table waiting for ever
+                for _, event in held:
+                    event.set()
+
+    asyncio.run(scenario())
+
+
 class _RemoteWithTimeout:
     """A door to a table on another node as the cluster's is: its command a round trip
     whose read is timed with ``asyncio.timeout`` (redis-py's, bound to the current task),

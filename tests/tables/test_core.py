@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from server.config import load_config
 from server.core import commands as cmd
 from server.core import effects as fx
+from server.games.errors import MAIN_WAGER_REQUIRED
 from server.journal.journal import RoundStatus
 from server.wallet import OPEN_WAGERS
 from tests.tables.core_driver import Driver
@@ -119,8 +122,8 @@ def test_bets_in_flight_stand_after_the_window_closes_and_no_card_comes_before_t
 
 
 def test_a_players_commands_run_in_the_order_sent_and_others_meanwhile() -> None:
-    """A player's second bet waits for the first's answer (replies keep the order sent);
-    another player's bet does not."""
+    """A player's cancel waits for the answer of the bet before it (replies keep the order
+    sent); another player's bet does not."""
     d = Driver(TABLES["roulette-double"], seed=5)
     for player in ("ann", "bob"):
         d.fund(player, 10_000)
@@ -140,3 +143,164 @@ def test_a_players_commands_run_in_the_order_sent_and_others_meanwhile() -> None
     assert d.answered[-3:] == [other, first, second]
     assert d.replies[second].refusal is None  # the cancel found the bet its player placed
     d.close()
+
+
+def _bets_held(d: Driver, player: str, bets: list[tuple[str, str, int]]) -> list[int]:
+    """``player``'s bets (bet id, spot, amount) sent at once, their answers held: the cids."""
+    round_id = d.core.round_id or ""
+    d.holding = True
+    return [
+        d.submit(cmd.Place, player, round_id=round_id, bet_id=b, spot=spot, amount=amount)
+        for b, spot, amount in bets
+    ]
+
+
+def _answer_all(d: Driver) -> None:
+    """Hand the core every held answer, last first (a refused bet's own record included)."""
+    while d.held:
+        d.complete(max(d.held))
+
+
+def _finish_round(d: Driver, round_id: str) -> None:
+    """Play ``round_id`` to its end and stop at the next round's betting."""
+    d.holding = False
+    for _ in range(600):
+        if d.journal.status(round_id) is RoundStatus.SETTLED and d.core.phase == "betting":
+            break
+        d.advance(0.5)
+    assert d.journal.status(round_id) is RoundStatus.SETTLED and d.core.round_id != round_id
+    assert d.ledger.balance(OPEN_WAGERS) == 0 and d.ledger.reconcile() == {}
+
+
+def test_a_players_bets_are_written_together_and_answered_in_the_order_sent() -> None:
+    """Three bets of one player are all being written at once; their writes finish last
+    first, and the replies still go out first first. They stand in the order sent: the
+    journal's, and what "repeat" places again in the next round."""
+    d = Driver(TABLES["roulette-double"], seed=5)
+    d.fund("ann", 10_000)
+    d.seat("ann")
+    round_id = d.core.round_id or ""
+    cids = _bets_held(d, "ann", [("b1", "red", 100), ("b2", "odd", 200), ("b3", "black", 300)])
+    assert len(d.held) == 3 and not d.replies  # all three written at once
+    last, middle, first = sorted(d.held, reverse=True)
+    d.complete(last)
+    d.complete(middle)
+    assert not d.replies  # held back behind the first bet's answer
+    d.complete(first)
+    assert d.answered[-3:] == cids
+    assert [d.replies[c].data["bet_id"] for c in cids] == ["b1", "b2", "b3"]  # type: ignore[index]
+    bets = [r.payload for r in d.journal.records(round_id) if r.kind == "bet"]
+    assert [b["bet_id"] for b in bets] == ["b1", "b2", "b3"]
+    _finish_round(d, round_id)
+    reply = d.play(cmd.Repeat, "ann", round_id=d.core.round_id or "", prefix="r")
+    assert reply is not None and reply.refusal is None and reply.data is not None
+    assert [(b["spot"], b["amount"]) for b in reply.data["bets"]] == [
+        ("red", 100),
+        ("odd", 200),
+        ("black", 300),
+    ]
+    d.close()
+
+
+@pytest.mark.parametrize("refused", ["first", "second"])
+def test_a_bet_the_ledger_refuses_beside_others_is_undone_and_the_others_stand(
+    refused: str,
+) -> None:
+    """Two bets of one player written together, the balance covering one: the ledger
+    refuses the one it cannot cover, the table undoes it (never announced) and the other
+    stands; the replies keep the order sent, whichever write is answered first."""
+    d = Driver(TABLES["roulette-double"], seed=5)
+    d.fund("ann", 1_000)
+    d.seat("ann")
+    round_id = d.core.round_id or ""
+    amounts = (1_500, 800) if refused == "first" else (800, 500)
+    cids = _bets_held(d, "ann", [("b1", "red", amounts[0]), ("b2", "odd", amounts[1])])
+    assert len(d.held) == 2
+    _answer_all(d)  # the second's answer first
+    codes = [r.refusal.code if r.refusal else None for r in (d.replies[c] for c in cids)]
+    assert codes == (
+        ["insufficient_funds", None] if refused == "first" else [None, "insufficient_funds"]
+    )
+    assert d.answered[-2:] == cids
+    stood = "b2" if refused == "first" else "b1"
+    announced = [e.data["wager"]["bet_id"] for e in d.emits if e.name == "bet_accepted"]
+    assert announced == [stood]
+    assert d.ledger.balance("player:ann") == 1_000 - amounts[0 if stood == "b1" else 1]
+    _finish_round(d, round_id)
+    d.close()
+
+
+def test_a_side_wager_waits_for_the_main_wager_before_it_and_a_resent_bet_for_the_first() -> None:
+    """A side wager needs its main wager (631a.8(a)): it is not written beside a main wager
+    still being written, but after its answer. A bet sent again with the same id waits
+    for the first's answer too, and is acknowledged as sent again, charged once."""
+    d = Driver(TABLES["baccarat"], seed=5)
+    d.fund("ann", 100_000)
+    d.seat("ann")
+    side = next(s for s in d.game.sample_spots() if d.game.depends_on(s))
+    round_id = d.core.round_id or ""
+    cids = _bets_held(
+        d,
+        "ann",
+        [
+            ("b1", "banker", 1_000),
+            ("b2", "player", 500),
+            ("b1", "banker", 1_000),
+            ("b3", side, 500),
+        ],
+    )
+    assert len(d.held) == 2  # b1 and b2 together; the resent b1 and the side wager wait
+    (b1, b2) = sorted(d.held)
+    d.complete(b2)
+    assert len(d.held) == 1 and not d.replies
+    d.complete(b1)  # the resent b1 answers at once; the side wager is written now
+    assert len(d.held) == 1
+    d.complete(min(d.held))
+    replies = [d.replies[c] for c in cids]
+    assert [r.refusal for r in replies] == [None] * 4
+    assert [r.data["retried"] for r in replies] == [False, False, True, False]  # type: ignore[index]
+    assert d.answered[-4:] == cids
+    assert d.ledger.balance("player:ann") == 100_000 - 2_000
+    _finish_round(d, round_id)
+    d.close()
+
+
+@pytest.mark.parametrize("table_id", sorted(TABLES))
+def test_a_game_names_every_wager_that_needs_another(table_id: str) -> None:
+    """The table writes a player's bets side by side only where none needs another
+    (``TableGame.depends_on``): every spot the engine refuses alone for want of a main
+    wager is named there, and every spot named there is refused alone."""
+    d = Driver(TABLES[table_id], seed=5)
+    spots = d.game.sample_spots()
+    needs = set()
+    for n, spot in enumerate(spots):
+        player = f"p{n}"
+        d.fund(player, 10_000_000)
+        if d.seat(player) is not None:  # every seat taken: a new table for the rest
+            d.close()
+            d = Driver(TABLES[table_id], seed=5)
+            d.fund(player, 10_000_000)
+            assert d.seat(player) is None
+        seat = d.core.seats.seat_of[player]
+        for amount in (d.settings.minimum, 500, 1_000, 5_000, 25_000):  # a spot's own minimum
+            reply = d.play(
+                cmd.Place,
+                player,
+                round_id=d.core.round_id or "",
+                bet_id=f"alone-{amount}",
+                spot=spot.format(seat=seat),
+                amount=amount,
+            )
+            assert reply is not None
+            code = reply.refusal.code if reply.refusal else None
+            if code != "below_minimum":
+                break
+        if code == MAIN_WAGER_REQUIRED:
+            needs.add(spot)
+        assert bool(d.game.depends_on(spot.format(seat=seat))) == (code == MAIN_WAGER_REQUIRED), (
+            spot,
+            reply,
+        )
+    d.close()
+    if table_id in ("baccarat", "casino-war", "down-under", "21-baccarat"):
+        assert needs, "the demo table offers a side wager: the check must have met one"

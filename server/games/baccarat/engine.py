@@ -152,6 +152,15 @@ def _routes(config: TableConfig) -> dict[str, _Route]:
 MAIN_WAGER_IN_USE: Final = "main_wager_in_use"
 
 _MAIN_SPOTS = frozenset({"player", "banker"})
+_MAINS = tuple(sorted(_MAIN_SPOTS))
+
+
+def depends_on(spot: str) -> tuple[str, ...]:
+    """631a.8(a): a side wager goes with a Player or Banker wager of the same player."""
+    side = SPOTS.get(spot)
+    return _MAINS if side is not None and side.requires_main else ()
+
+
 _PROGRESSIVE_SPOTS = frozenset({"heavenly_9_progressive", "harmony_progressive"})
 
 # The initial four cards: first and third to the Player, second and fourth to the Banker.

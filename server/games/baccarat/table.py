@@ -9,7 +9,7 @@ from typing import Any
 from rng.shoe_rules import BACCARAT
 from server.games.baccarat.config import ConfigError as BaccaratConfigError
 from server.games.baccarat.config import Limits, TableConfig, Variant
-from server.games.baccarat.engine import BaccaratRound, Meters
+from server.games.baccarat.engine import BaccaratRound, Meters, depends_on
 from server.games.baccarat.linked import LINKABLE, MYSTERY, UNREACHABLE, apply_ops, link_ops, relink
 from server.games.baccarat.paytables import HARMONY_RATES
 from server.games.chance import CardRequest, MysteryHitRequest
@@ -112,6 +112,9 @@ class BaccaratGame(TableGame):
         if kind == "mystery_hit":
             return int(payload["value"])
         return super().answer_from_record(kind, payload)
+
+    def depends_on(self, spot: str) -> tuple[str, ...]:
+        return depends_on(spot)
 
     def sample_spots(self) -> list[str]:
         return list(self.config.spots)

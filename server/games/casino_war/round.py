@@ -172,7 +172,7 @@ class CasinoWarRound(BoxedBetting):
         self.table = table
         self._limits = table.limits
         self.round_id = round_id
-        self._book = Book(round_id, DECISION_TRANSITIONS, _depends_on)
+        self._book = Book(round_id, DECISION_TRANSITIONS, depends_on)
         self._decisions = Decisions(round_id)
         self._seq = 0
         self._queue: list[str] = []  # card targets still to deal, in order
@@ -367,7 +367,7 @@ def _box_of(wager: Wager) -> int:
     return int(wager.spot.rsplit(":", 1)[1])
 
 
-def _depends_on(spot: str) -> tuple[str, ...]:
+def depends_on(spot: str) -> tuple[str, ...]:
     """651a.7(c): a Tie Wager goes with the Initial Wager of its box."""
     kind, _, box = spot.partition(":")
     return (f"initial:{box}",) if kind == "tie" else ()

@@ -7,7 +7,13 @@ from typing import Any
 
 from rng.shoe_rules import CASINO_WAR
 from server.games.betting import Limits
-from server.games.casino_war.round import BOXES, PAYOUT_ODDS, CasinoWarRound, CasinoWarTable
+from server.games.casino_war.round import (
+    BOXES,
+    PAYOUT_ODDS,
+    CasinoWarRound,
+    CasinoWarTable,
+    depends_on,
+)
 from server.games.chance import CardRequest
 from server.games.round import RoundEngine
 from server.games.table import (
@@ -49,6 +55,9 @@ class CasinoWarGame(TableGame):
 
     def sample_spots(self) -> list[str]:
         return ["initial:{seat}", "tie:{seat}"]
+
+    def depends_on(self, spot: str) -> tuple[str, ...]:
+        return depends_on(spot)
 
     def rules(self) -> dict[str, Any]:
         return {

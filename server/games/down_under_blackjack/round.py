@@ -164,7 +164,7 @@ class DownUnderRound(BoxedBetting):
         self.table = table
         self._limits = table.limits
         self.round_id = round_id
-        self._book = Book(round_id, DECISION_TRANSITIONS, _depends_on)
+        self._book = Book(round_id, DECISION_TRANSITIONS, depends_on)
         self._decisions = Decisions(round_id)
         self._boxes: dict[int, _Box] = {}
         self._dealer: list[Card] = []
@@ -511,7 +511,7 @@ def _box_of(wager: Wager) -> int:
     return _box_of_spot(wager.spot)
 
 
-def _depends_on(spot: str) -> tuple[str, ...]:
+def depends_on(spot: str) -> tuple[str, ...]:
     """685a.6(e): Match-the-Dealer goes with the Bet Wager of its box."""
     kind, _, box = spot.partition(":")
     return (f"bet:{box}",) if kind == "match_the_dealer" else ()

@@ -11,7 +11,12 @@ from rng.cards import Card
 from rng.shoe_rules import DOWN_UNDER_BLACKJACK
 from server.games.betting import Limits
 from server.games.chance import CardRequest, HoleRangeRequest
-from server.games.down_under_blackjack.round import BOXES, DownUnderRound, DownUnderTable
+from server.games.down_under_blackjack.round import (
+    BOXES,
+    DownUnderRound,
+    DownUnderTable,
+    depends_on,
+)
 from server.games.down_under_blackjack.rules import (
     BLACKJACK_ODDS,
     INSURANCE_ODDS,
@@ -77,6 +82,9 @@ class DownUnderBlackjackGame(TableGame):
         if kind == "hole_range":
             return HoleRange(payload["range"])
         return super().answer_from_record(kind, payload)
+
+    def depends_on(self, spot: str) -> tuple[str, ...]:
+        return depends_on(spot)
 
     def sample_spots(self) -> list[str]:
         spots = ["bet:{seat}"]

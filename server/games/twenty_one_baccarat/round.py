@@ -108,7 +108,7 @@ class HandsCompared:
     winner: str
 
 
-def _depends_on(spot: str) -> tuple[str, ...]:
+def depends_on(spot: str) -> tuple[str, ...]:
     return MAIN_SPOTS if spot not in MAIN_SPOTS else ()
 
 
@@ -118,7 +118,7 @@ class TwentyOneBaccaratRound(BookRound):
     def __init__(self, table: TwentyOneBaccaratTable, round_id: str) -> None:
         self.table = table
         self.round_id = round_id
-        self._book = Book(round_id, CHANCE_TRANSITIONS, _depends_on)
+        self._book = Book(round_id, CHANCE_TRANSITIONS, depends_on)
         self._cards: dict[str, list[Card]] = {"player": [], "banker": []}
         self._queue: list[str] = []
         self._seq = 0

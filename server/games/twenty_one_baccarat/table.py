@@ -36,6 +36,7 @@ from server.games.twenty_one_baccarat.round import (
     BETTING_POSITIONS,
     TwentyOneBaccaratRound,
     TwentyOneBaccaratTable,
+    depends_on,
 )
 
 __all__ = ["GAME", "TwentyOneBaccaratGame"]
@@ -70,6 +71,9 @@ class TwentyOneBaccaratGame(TableGame):
 
     def sample_spots(self) -> list[str]:
         return list(self.table.spots)
+
+    def depends_on(self, spot: str) -> tuple[str, ...]:
+        return depends_on(spot)
 
     def rules(self) -> dict[str, Any]:
         paytables: dict[str, Any] = {
