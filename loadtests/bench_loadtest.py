@@ -9,9 +9,12 @@ finds, what Locust itself costs, and CPU-seconds per user.
 loadtests/scenarios/S.py --headless -u N -r R -t T --reset-stats``, the scenario's own money
 check at its end) against a fresh deployment (new data directory or database) at N users,
 arriving over ten seconds or at 100 a second (``--rate``), whichever is slower, then held
-``--steady`` seconds. It *held* when, over the steady part (Locust's statistics restart
-once every user has started), at most 0.1% of its requests failed and the p99 of
-``place_bet → bet_accepted`` stayed within 50 ms; when every user was still running at the
+``--steady`` seconds. It *held* when, over the steady part — from 5 s after every user has
+started (Locust's statistics restart then: the ramp's logins leave a backlog the first
+seconds still clear) until the run's time is up (steps that end while Locust then stops
+every user at once, a mass disconnection the server also has to take, are not counted) —
+at most 0.1% of its requests failed and the p99 of ``place_bet → bet_accepted`` stayed
+within 50 ms; when every user was still running at the
 end (Locust does not replace a user whose code failed, a login refused for instance); and
 when the money check found no mismatch. The search doubles N from ``--start`` while trials
 hold, then halves the gap between the last that held and the first that did not
@@ -28,11 +31,11 @@ end leaves waiting on a player are over soon) and the trial passes them with
 table with 100 seats; ``shoe_change_and_meter_hit`` is its own table file.
 
 **CPU.** Sampled over the trial's steady part (from the end of the ramp plus 5 s to 2 s
-before the end): Locust's process (``/proc/<pid>/stat``), the croupier nodes', and the
-whole machine's (``/proc/stat``); the server side is the machine less Locust (nodes,
-Redis, PostgreSQL, nginx). *Users per Locust core* = users ÷ Locust's CPU share; *CPU-s
-per user* = server-side CPU-seconds per second per user, the figure that carries to a
-bigger machine.
+before the end, as the server's own histograms): Locust's process (``/proc/<pid>/stat``),
+the croupier nodes', and the whole machine's (``/proc/stat``); the server side is the
+machine less Locust (nodes, Redis, PostgreSQL, nginx). *Users per Locust core* = users ÷
+Locust's CPU share; *CPU-s per user* = server-side CPU-seconds per second per user, the
+figure that carries to a bigger machine.
 
 **Locust's own cost.** Runs of ``peak_evening`` with only its players and only its
 spectators (Locust's positional user-class argument) at ``--cost-users`` users: users per
@@ -76,6 +79,7 @@ MAX_ERROR_RATE, MAX_P99_MS = 0.001, 50.0
 PLAYERS_PER_COPY = 85  # the demo lobby seats 91; a little room for churn
 DECISION_SECONDS = 4.0  # the served lobby's decision timeout (the demo's is 12)
 SETTLE_SECONDS = 60  # how long the money check waits for the rounds still in play
+WARMUP = 5.0  # seconds after the ramp before anything is measured (the ramp's backlog)
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -417,7 +421,8 @@ def trial(
                 LOCUST, "-f", f"loadtests/scenarios/{scenario}.py", "--headless",
                 "--host", where.url, "-u", str(users), "-r", f"{rate:g}",
                 "-t", f"{math.ceil(run_time)}s", "--csv", str(work / "run"), "--only-summary",
-                "--reset-stats",
+                "--reset-stats", "--croupier-warmup-seconds", f"{WARMUP:g}",
+                "--croupier-untimed-stop",
                 "--loglevel", "WARNING", "--croupier-settle-seconds", str(SETTLE_SECONDS),
                 "--croupier-metrics", ",".join(where.metrics),
                 "--croupier-storm-seconds", f"{ramp + args.steady / 2:.0f}",
@@ -452,11 +457,11 @@ def trial(
                     spies.extend(_profile(pid, profiled, work / f"profile-{name}"))
 
             timers = [
-                threading.Timer(ramp + 5, sample),
+                threading.Timer(ramp + WARMUP, sample),
                 threading.Timer(max(ramp + 6, run_time - 2), sample),
             ]
             if args.profile:
-                timers.append(threading.Timer(ramp + 5, profile))
+                timers.append(threading.Timer(ramp + WARMUP, profile))
             for timer in timers:
                 timer.start()
             try:

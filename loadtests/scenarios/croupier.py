@@ -106,6 +106,17 @@ def _options(parser: Any) -> None:
         help="reconnect_storm: seconds between storms (every connection dropped at once)",
     )
     group.add_argument(
+        "--croupier-warmup-seconds",
+        type=float,
+        default=0.0,
+        help="restart the statistics this long after every user has started (one process)",
+    )
+    group.add_argument(
+        "--croupier-untimed-stop",
+        action="store_true",
+        help="count nothing that ends once the run's time is up and Locust stops its users",
+    )
+    group.add_argument(
         "--croupier-step-users",
         type=int,
         default=50,
@@ -131,7 +142,17 @@ def _options(parser: Any) -> None:
     )
 
 
-def fire(name: str, start: float, exc: Exception | None = None, size: int = 0) -> None:
+# Set once the run's time is up and Locust stops its users, under
+# ``--croupier-untimed-stop``: what ends from then on is not counted (see ``_steady``).
+_STOPPING = [False]
+
+
+def fire(
+    name: str, start: float, exc: Exception | None = None, size: int = 0, *, always: bool = False
+) -> None:
+    """Report one timed step to Locust (``always``: even while the users stop)."""
+    if _STOPPING[0] and not always:
+        return
     events.request.fire(  # type: ignore[no-untyped-call]
         request_type=WS,
         name=name,
@@ -482,6 +503,41 @@ def _lag_from_now(user_count: int, **kwargs: Any) -> None:
     _LAGS.clear()  # the steady part only, as --reset-stats does for the requests
 
 
+# The steady part of a run, for a capacity figure (loadtests/bench_loadtest.py): it begins
+# ``--croupier-warmup-seconds`` after the last user started — the ramp's logins (a new
+# account and grant each, 100 a second) leave a backlog the first seconds still clear — and,
+# with ``--croupier-untimed-stop``, ends when the run's time is up: Locust then stops its
+# users at once, the server takes thousands of disconnections in a second, and the steps
+# that end meanwhile time the harness's teardown, not the floor.
+@events.spawning_complete.add_listener
+def _steady(user_count: int, **kwargs: Any) -> None:
+    environment = _ENVIRONMENT[0]
+    if environment is None:
+        return
+    warmup = float(getattr(environment.parsed_options, "croupier_warmup_seconds", 0.0) or 0.0)
+    if warmup > 0 and type(environment.runner).__name__ == "LocalRunner":
+
+        def restart() -> None:
+            environment.runner.stats.reset_all()
+            _LAGS.clear()
+
+        gevent.spawn_later(warmup, restart)
+
+
+@events.test_stopping.add_listener
+def _stopping(environment: Any, **kwargs: Any) -> None:
+    if getattr(environment.parsed_options, "croupier_untimed_stop", False):
+        _STOPPING[0] = True
+
+
+_ENVIRONMENT: list[Any] = [None]
+
+
+@events.init.add_listener
+def _keep_environment(environment: Any, **kwargs: Any) -> None:
+    _ENVIRONMENT[0] = environment
+
+
 def _own_lag() -> None:
     while True:
         due = time.perf_counter() + 0.01
@@ -522,7 +578,8 @@ def _verdict(environment: Any, players: int, problems: list[str], start: float) 
         problems = [*problems, f"the ledger does not reconcile: {ledger}"]
         print(f"money check: {problems[-1]}", file=sys.stderr)
     print(f"money check: {players} players, {len(problems)} mismatches", file=sys.stderr)
-    fire("money check", start, AssertionError(f"{len(problems)} mismatches") if problems else None)
+    failed = AssertionError(f"{len(problems)} mismatches") if problems else None
+    fire("money check", start, failed, always=True)
     if problems:
         environment.process_exit_code = 1
 

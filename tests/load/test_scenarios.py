@@ -113,3 +113,65 @@ def test_the_money_check_finds_a_balance_that_does_not_add_up(
     (problem,) = check_money(url, [wrong], settle_seconds=0)
     assert welcome.player_id in problem
     assert f"balance {welcome.balance}, expected {welcome.balance + 1}" in problem
+
+
+STEPPER = """
+import time
+
+import gevent
+from locust import User, constant, events, task
+
+from loadtests.scenarios.croupier import fire
+
+MARKS = {"spawned": None, "stopping": False}
+
+
+@events.spawning_complete.add_listener
+def _spawned(user_count, **kwargs):
+    MARKS["spawned"] = time.perf_counter()
+
+
+@events.test_stopping.add_listener
+def _stopping(environment, **kwargs):
+    MARKS["stopping"] = True
+
+
+class Stepper(User):
+    wait_time = constant(0)
+
+    @task
+    def step(self) -> None:
+        start = time.perf_counter()
+        gevent.sleep(0.3)
+        spawned = MARKS["spawned"]
+        if MARKS["stopping"]:
+            name = "ended while stopping"
+        elif spawned is None or time.perf_counter() - spawned < 1.5:
+            name = "ended in the first 1.5 s"
+        else:
+            name = "steady"
+        fire(name, start)
+"""
+
+
+@pytest.mark.parametrize("steady", [False, True])
+def test_the_steady_part_leaves_out_the_warm_up_and_the_stop(steady: bool, tmp_path: Path) -> None:
+    """``--croupier-warmup-seconds`` restarts the statistics that long after every user
+    started; ``--croupier-untimed-stop`` counts nothing that ends while Locust stops its
+    users (bench_loadtest passes both): a user whose steps say when they ended."""
+    (tmp_path / "stepper.py").write_text(STEPPER)
+    options = ["--croupier-warmup-seconds", "2", "--croupier-untimed-stop"] if steady else []
+    done = subprocess.run(
+        [str(LOCUST), "-f", str(tmp_path / "stepper.py"), "--headless", "-u", "1", "-r", "1",
+         "-t", "6s", "--stop-timeout", "2", "--reset-stats", *options,
+         "--host", "ws://127.0.0.1:9/ws", "--csv", str(tmp_path / "run")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = (tmp_path / "run_stats.csv").read_text().splitlines()[1:]
+    counted = {row.split(",")[1]: int(row.split(",")[2]) for row in rows}
+    assert counted.get("steady", 0) > 0, rows
+    assert (counted.get("ended in the first 1.5 s", 0) > 0) is not steady, rows
+    summary = done.stdout + done.stderr  # the final summary counts what ended while stopping
+    assert ("ended while stopping" in summary) is not steady, summary[-3000:]
