@@ -415,7 +415,13 @@ class _Session:
             # at the table now, behind them, so that a player's bets are written together
             # (the table keeps each player's commands in the order queued); answered once
             # the answers before it went out.
-            answer = door.queue(self._command(message))
+            answer: Awaitable[TableReply]
+            try:
+                answer = door.queue(self._command(message))
+            except Exception as exc:  # our bug: answered in its turn, as ``safely`` does
+                failed: asyncio.Future[TableReply] = asyncio.get_running_loop().create_future()
+                failed.set_exception(exc)
+                answer = failed
             task = eager_task(self._answer_after(before, message, answer))
             self._queued_at_once.add(table)
         else:
@@ -439,16 +445,20 @@ class _Session:
     async def _answer_after(
         self, before: asyncio.Future[None] | None, message: Played, answer: Awaitable[TableReply]
     ) -> None:
+        reply: TableReply | None = None
         try:
             reply = await answer
-            if before is not None and not before.done():
-                await asyncio.wait([before])
-            self._answer(message, reply)
-        except Exception:  # our bug: as ``safely``
+        except Exception:  # our bug: as ``safely``, in its turn
             log.exception("request %s failed", type(message).__name__)
-            self.error(
-                "internal_error", "the server failed to handle this request", ref=message.ref
-            )
+        if before is not None and not before.done():
+            await asyncio.wait([before])
+        if reply is not None:
+            try:
+                self._answer(message, reply)
+                return
+            except Exception:
+                log.exception("request %s failed", type(message).__name__)
+        self.error("internal_error", "the server failed to handle this request", ref=message.ref)
 
     def _lane_done(self, table: str, task: asyncio.Future[None]) -> None:
         if self._lanes.get(table) is task:

@@ -149,6 +149,50 @@ def test_a_players_bets_are_written_together_and_answered_in_the_order_sent(
     asyncio.run(scenario())
 
 
+def test_a_bet_the_table_fails_to_take_is_answered_internal_error_in_its_turn(
+    tmp_path: Path,
+) -> None:
+    """A bug where a bet is queued at the table answers that bet ``internal_error`` — after
+    the answer to the bet before it, still being written — and the connection goes on."""
+
+    async def scenario() -> None:
+        async with live_service(tmp_path) as service, Client.connect(service, "ann") as ann:
+            await ann.send(Join(table="rt", ref=1))
+            rt = (await ann.expect(Joined)).snapshot.round
+            held = _hold_each_bet(service, "rt")
+            table = service.casino.tables["rt"]
+            try:
+                await ann.send(
+                    PlaceBet(table="rt", round=rt, bet_id="b1", spot="red", amount=100, ref=10)
+                )
+                for _ in range(200):
+                    if held:
+                        break
+                    await asyncio.sleep(0.01)
+
+                def broken(command: Any) -> Any:
+                    raise RuntimeError("a bug")
+
+                table.queue = broken
+                await ann.send(
+                    PlaceBet(table="rt", round=rt, bet_id="b2", spot="odd", amount=100, ref=11)
+                )
+                await ann.send(Ping(nonce=1, ref=12))
+                assert (await ann.expect(Pong)).ref == 12  # the connection reads on
+                assert not [m for m in ann.inbox if isinstance(m, ErrorMessage)]  # b1 first
+                del table.queue
+                for _, event in held:
+                    event.set()
+                first = await ann.expect(BetAccepted)
+                error = await ann.expect(ErrorMessage)
+                assert (first.ref, error.ref, error.code) == (10, 11, "internal_error")
+            finally:
+                for _, event in held:
+                    event.set()
+
+    asyncio.run(scenario())
+
+
 class _RemoteWithTimeout:
     """A door to a table on another node as the cluster's is: its command a round trip
     whose read is timed with ``asyncio.timeout`` (redis-py's, bound to the current task),
