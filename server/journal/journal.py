@@ -19,7 +19,8 @@ class RoundStatus(Enum):
 @dataclass(frozen=True, slots=True)
 class JournalRecord:
     """One input of a round, in order: ``kind`` names it (``opened``, ``bet``,
-    ``bet_refused`` — the bet just before it never stood, its debit was refused —
+    ``bet_refused`` — the player's bet of that id, recorded before it (other bets of the
+    player's may come between), never stood: its debit was refused —
     ``cancel``, ``closed``, ``card``, ``spin``, ``hole_range``, ``decision``, ``timeout``,
     ``settled``, ``voided``), ``payload`` holds its fields (JSON-compatible)."""
 

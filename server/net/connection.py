@@ -404,6 +404,8 @@ class _Session:
         table's commands, and one table's answers keep the order they were asked in
         (docs/protocol.md, "Order")."""
         before = self._lanes.get(table)
+        if before is not None and before.done():  # answered: nothing to wait for
+            before = None
         door = self.floor.door(table)
         if (
             door is not None

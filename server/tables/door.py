@@ -48,5 +48,6 @@ class TableDoor(Protocol):
         """``submit``, with ``command`` queued at the table before this returns — behind
         the commands queued before it, ahead of those queued after — where the table runs in
         this process (``in_process``): a connection sends its next bet without waiting for
-        this one's answer."""
+        this one's answer. A table elsewhere is asked as ``submit`` asks it, with no such
+        promise of order (a connection queues only in-process tables' commands this way)."""
         ...

@@ -88,17 +88,28 @@ def test_a_bet_being_written_holds_up_no_other_answer(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def _hold_each_bet(service: Any, table: str) -> list[tuple[str, asyncio.Event]]:
-    """The writes of each of ``table``'s bets wait for an event of their own: the list
-    holds (the bet's ledger key, its event) in the order the writes were asked for."""
+class _Held(list[tuple[str, asyncio.Event]]):
+    """(a bet's ledger key, the event its writes wait for), in the order asked for."""
+
+    released = False
+
+    def release(self) -> None:
+        """Let every write through, those asked for from now on too."""
+        self.released = True
+        for _, event in self:
+            event.set()
+
+
+def _hold_each_bet(service: Any, table: str) -> _Held:
+    """The writes of each of ``table``'s bets wait for an event of their own."""
     stores = service.casino.tables[table].stores
     several = stores.results
-    held: list[tuple[str, asyncio.Event]] = []
+    held = _Held()
 
     async def results(effects: Any) -> Any:
         keys = [getattr(e, "key", "") for e in effects]
         key = next((k for k in keys if k.startswith(f"bet:{table}.")), None)
-        if key is not None:
+        if key is not None and not held.released:
             event = asyncio.Event()
             held.append((key, event))
             await event.wait()
@@ -121,6 +132,7 @@ def test_a_players_bets_are_written_together_and_answered_in_the_order_sent(
             rt = (await ann.expect(Joined)).snapshot.round
             held = _hold_each_bet(service, "rt")
             try:
+                await ann.send(Join(table="rt", ref=2))  # answered at once: no wait behind it
                 for ref, (bet_id, spot) in enumerate(
                     (("b1", "red"), ("b2", "odd"), ("b3", "black")), 10
                 ):
@@ -143,8 +155,7 @@ def test_a_players_bets_are_written_together_and_answered_in_the_order_sent(
                 # Each shows the balance just after its own debit (here applied last first).
                 assert [m.balance for m in answers] == [100_000 - 300, 100_000 - 200, 100_000 - 100]
             finally:  # a failure above must not leave the table waiting for ever
-                for _, event in held:
-                    event.set()
+                held.release()
 
     asyncio.run(scenario())
 
@@ -187,8 +198,7 @@ def test_a_bet_the_table_fails_to_take_is_answered_internal_error_in_its_turn(
                 error = await ann.expect(ErrorMessage)
                 assert (first.ref, error.ref, error.code) == (10, 11, "internal_error")
             finally:
-                for _, event in held:
-                    event.set()
+                held.release()
 
     asyncio.run(scenario())
 
