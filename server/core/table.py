@@ -291,9 +291,7 @@ class TableCore:
                     startable.cid,
                     startable.player_id,
                     type(startable) is cmd.Decide,
-                    startable.bet_id
-                    if isinstance(startable, cmd.Place) and self._independent(startable)
-                    else None,
+                    self._independent(startable),
                 )
                 self._busy.setdefault(running.player, []).append(running)
                 self._alone = running.alone
@@ -326,20 +324,22 @@ class TableCore:
             return command
         return None
 
-    def _independent(self, command: cmd.PlayCommand) -> bool:
-        """A bet whose acceptance reads no other wager of its player: it needs no main
-        wager (``TableGame.depends_on``), so the fate of the player's other bets in flight
-        cannot change it."""
-        return type(command) is cmd.Place and not self.game.depends_on(command.spot)
+    def _independent(self, command: cmd.PlayCommand) -> str | None:
+        """The bet id of a bet whose acceptance reads no other wager of its player — it
+        needs no main wager (``TableGame.depends_on``), so the fate of the player's other
+        bets in flight cannot change it; None for any other command."""
+        if isinstance(command, cmd.Place) and not self.game.depends_on(command.spot):
+            return command.bet_id
+        return None
 
     def _beside(self, command: cmd.PlayCommand, under_way: list[_Running]) -> bool:
         """Whether ``command`` may start while its player's ``under_way`` commands wait for
         their writes: an independent bet beside independent bets only, none with its bet id
         (a bet sent again waits for the first's answer, and is acknowledged as sent again)."""
-        if not self._independent(command):
-            return False
-        bet_id = cast(cmd.Place, command).bet_id
-        return all(r.bet_id is not None and r.bet_id != bet_id for r in under_way)
+        bet_id = self._independent(command)
+        return bet_id is not None and all(
+            r.bet_id is not None and r.bet_id != bet_id for r in under_way
+        )
 
     def _step(self, gen: Step, value: Any, running: _Running | None) -> None:
         """Run ``gen`` until it waits, parks or ends, collecting its effects."""

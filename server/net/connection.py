@@ -416,15 +416,8 @@ class _Session:
             # A bet (a cancel, a repeat, a decision) after nothing but such commands: queued
             # at the table now, behind them, so that a player's bets are written together
             # (the table keeps each player's commands in the order queued); answered once
-            # the answers before it went out.
-            answer: Awaitable[TableReply]
-            try:
-                answer = door.queue(self._command(message))
-            except Exception as exc:  # our bug: answered in its turn, as ``safely`` does
-                failed: asyncio.Future[TableReply] = asyncio.get_running_loop().create_future()
-                failed.set_exception(exc)
-                answer = failed
-            task = eager_task(self._answer_after(before, message, answer))
+            # the answers before it went out. Its first step, which queues it, runs now.
+            task = eager_task(self._queued(door, before, message))
             self._queued_at_once.add(table)
         else:
             # Its first step now (``eager_task``) where the table runs in this process: a
@@ -444,23 +437,25 @@ class _Session:
             await asyncio.wait([before])
         await self.safely(message)
 
-    async def _answer_after(
-        self, before: asyncio.Future[None] | None, message: Played, answer: Awaitable[TableReply]
+    async def _queued(
+        self, door: TableDoor, before: asyncio.Future[None] | None, message: Played
     ) -> None:
-        reply: TableReply | None = None
+        """Queue ``message``'s command at the table at once, then answer it once the
+        answers before it went out — ``internal_error`` in its turn if this fails."""
+        outcome: TableReply | Exception
         try:
-            reply = await answer
-        except Exception:  # our bug: as ``safely``, in its turn
-            log.exception("request %s failed", type(message).__name__)
+            outcome = await door.queue(self._command(message))
+        except Exception as exc:
+            outcome = exc
         if before is not None and not before.done():
             await asyncio.wait([before])
-        if reply is not None:
+        if isinstance(outcome, TableReply):
             try:
-                self._answer(message, reply)
+                self._answer(message, outcome)
                 return
-            except Exception:
-                log.exception("request %s failed", type(message).__name__)
-        self.error("internal_error", "the server failed to handle this request", ref=message.ref)
+            except Exception as exc:
+                outcome = exc
+        self._failed(message, outcome)
 
     def _lane_done(self, table: str, task: asyncio.Future[None]) -> None:
         if self._lanes.get(table) is task:
@@ -476,13 +471,18 @@ class _Session:
     async def safely(self, message: ClientMessage) -> None:
         try:
             await self.handle(message)
-        except Exception:  # our bug: tell the client, log it, keep the table running
-            log.exception("request %s failed", type(message).__name__)
-            self.error(
-                "internal_error",
-                "the server failed to handle this request",
-                ref=getattr(message, "ref", None),
-            )
+        except Exception as exc:
+            self._failed(message, exc)
+
+    def _failed(self, message: ClientMessage, exc: Exception) -> None:
+        """Handling ``message`` raised ``exc`` — our bug: tell the client, log it, keep the
+        table running."""
+        log.error("request %s failed", type(message).__name__, exc_info=exc)
+        self.error(
+            "internal_error",
+            "the server failed to handle this request",
+            ref=getattr(message, "ref", None),
+        )
 
     @property
     def player_id(self) -> str:
