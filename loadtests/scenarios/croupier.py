@@ -339,19 +339,19 @@ class CroupierUser(User):
         counts frames (``round`` request: betting opened → the round ended)."""
         opened: float | None = None
         sent: dict[int, float] = {}
-        # A player's bets wait for their moment (``due``) while it goes on reading the table,
-        # as a player's screen does: a ``betting_closed`` read meanwhile (this user read
+        # A player's bets wait for their moment while it goes on reading the table, as a
+        # player's screen does: a ``betting_closed`` read meanwhile (this user read
         # ``betting_opened`` late, on a loaded machine) means no bets this round, not bets
         # sent into a closed window.
-        due: float | None = None
-        betting: str | None = None  # the round the bets wait for
+        waiting: tuple[float, str] | None = None  # when to bet, and on which round
         while True:
-            if due is not None and betting is not None:
+            if waiting is not None:
+                due, round_id = waiting
                 try:
                     raw = self.frame(max(0.001, due - time.monotonic()))
                 except TimeoutError:
-                    due = None
-                    self.bet(betting, sent)
+                    waiting = None
+                    self.bet(round_id, sent)
                     continue
             else:
                 raw = self.frame()
@@ -381,11 +381,10 @@ class CroupierUser(User):
                     # a loaded machine); until this user has seen one whole window (it joined
                     # mid-round) it bets after the least.
                     high = low if self.window is None else min(high, max(low, 0.3 * self.window))
-                    due = time.monotonic() + self.rng.uniform(low, high)
-                    betting = message.round
+                    waiting = (time.monotonic() + self.rng.uniform(low, high), message.round)
             elif message.event == "betting_closed":
-                if message.round == betting:
-                    due = betting = None  # too late: this round goes by without its bets
+                if waiting is not None and waiting[1] == message.round:
+                    waiting = None  # too late: this round goes by without its bets
                 if opened is not None:
                     self.window = time.perf_counter() - opened
             elif message.event == "decision_requested":
