@@ -179,7 +179,7 @@ class Service:
                 self.players,
                 self.lobby,
                 doors=self.cluster.doors,
-                lobby_lines=self.cluster.lobby.lines,
+                lobby_answer=self.cluster.lobby.answer,
                 shared_notices=self.cluster.notices.take,
             )
         else:

@@ -45,6 +45,11 @@ class Seats:
             self._expire(now)
         return len(self._connected) + len(held)
 
+    def next_end(self) -> float:
+        """When the first held seat ends (infinity: none is held)."""
+        held = self._held
+        return next(iter(held.values())) if held else float("inf")
+
     def _expire(self, now: float) -> None:
         # Holds are kept in the order they end (``drop`` re-inserts a player's hold at the
         # back), so the expired ones are at the front: nothing to walk while none is due.

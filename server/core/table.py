@@ -212,11 +212,16 @@ class TableCore:
         self._early: dict[int, Reply] = {}
         self._alone = False  # a command that runs alone is under way
         self._told_no_tick = False  # Deadline(None) sent while the park waits for commands
+        # Moved by every call that may change what the table's lobby line shows (its seq,
+        # seats, phase or countdown) — ``start``, ``handle``, ``crashed``, ``event``: a lobby
+        # read looks again only at the tables whose mark moved (``Lobby.answer``).
+        self.lobby_mark = 0
 
     # --- driving the core ---------------------------------------------------------------------
 
     def start(self, now: float, start_after: float = 0.0) -> list[Any]:
         """Begin the table's life: its first round after ``start_after`` seconds."""
+        self.lobby_mark += 1
         self.now = now
         self._out = []
         self._life = self._table_life(start_after)
@@ -230,6 +235,7 @@ class TableCore:
         Seat commands take effect at once and cause no effect of their own: an adapter may
         give them at any time, also while it is performing the effects of another command
         (they never run the table)."""
+        self.lobby_mark += 1
         if isinstance(command, cmd.Join | cmd.Leave | cmd.Drop):
             self._seat(command, max(self.now, now))
             return []
@@ -418,6 +424,7 @@ class TableCore:
     def crashed(self, reason: str) -> list[Any]:
         """The adapter failed between steps: the table is closed as a crash would leave it
         (its round open, for recovery). Returns the effects to perform (what to log)."""
+        self.lobby_mark += 1
         self._out = []
         if self._life is not None:
             self._life.close()
@@ -503,6 +510,14 @@ class TableCore:
                 closes = 0
         # ``_value_`` is the member's value as stored; ``.value`` is a descriptor call
         return self.seq, self.seats.count(now), phase._value_, closes
+
+    def lobby_line(self, now: float) -> tuple[int, int, str, float | None, float]:
+        """``lobby_state`` as a lobby keeps it until ``lobby_mark`` moves: the betting
+        window's end (None: not betting) instead of the countdown, and when the number
+        seated changes by itself next (a held seat's end; infinity: none held)."""
+        seq, seated, phase, _ = self.lobby_state(now)
+        betting = self.available and self.engine is not None and phase == Phase.BETTING.value
+        return seq, seated, phase, self.closes_at if betting else None, self.seats.next_end()
 
     @property
     def phase(self) -> str:
@@ -970,6 +985,7 @@ class TableCore:
     def event(self, round_id: str, name: str, data: dict[str, Any], to: str | None) -> Emit:
         """Event ``name`` with the table's next sequence number (also for events from outside
         its rounds' steps: the fan-out benchmarks inject paced events this way)."""
+        self.lobby_mark += 1
         self.seq += 1
         return Emit(self.seq, round_id, name, data, to)
 

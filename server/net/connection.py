@@ -48,7 +48,6 @@ from server.protocol.messages import (
     Leave,
     Left,
     ListTables,
-    Lobby,
     Ping,
     PlaceBet,
     Pong,
@@ -252,7 +251,7 @@ class _Session:
         return await _HANDLERS[type(message)](self, message)
 
     async def _list_tables(self, message: ListTables) -> None:
-        self.send(Lobby(tables=self.floor.tables(), ref=message.ref))
+        self.send_frame(self.floor.lobby_answer(message.ref))
 
     async def _leave_table(self, message: Leave) -> None:
         self._leave(message.table)
@@ -595,16 +594,16 @@ async def serve_connection(
     session = _Session(ws, floor, metrics, limits)
     metrics.inc("croupier_connections_total")
     try:
-        first = True
         while True:
             try:
-                timeout = limits.hello_timeout if first else None
-                frame = await asyncio.wait_for(ws.recv(), timeout)
+                if session.player is None:  # until it has said hello
+                    frame = await asyncio.wait_for(ws.recv(), limits.hello_timeout)
+                else:
+                    frame = await ws.recv()
                 RECEIVED_AT.set(time.perf_counter())  # each lane's task keeps its own
             except TimeoutError:
                 await ws.close(CLOSE_NO_HELLO, "no hello")
                 return
-            first = session.player is None
             if session.closing:
                 # Closing: keep reading and discarding what the client already sent, or its
                 # close frame, queued behind it, is never reached and the handshake stalls.

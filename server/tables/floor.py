@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 
 from server.config import ServerSettings
-from server.protocol.messages import Notice, RecalledRound, Rules, TableSummary
+from server.protocol.messages import Notice, RecalledRound, Rules
 from server.stations.service import Stations
 from server.tables.casino import Casino
 from server.tables.door import TableDoor
@@ -31,14 +31,14 @@ class Floor:
         lobby: Lobby,
         *,
         doors: Mapping[str, TableDoor] | None = None,
-        lobby_lines: Callable[[], list[TableSummary]] | None = None,
+        lobby_answer: Callable[[int | None], bytes] | None = None,
         shared_notices: Callable[[str], Awaitable[list[Notice]]] | None = None,
     ) -> None:
-        """``doors``, ``lobby_lines``, ``shared_notices``: a cluster node's (None: this
+        """``doors``, ``lobby_answer``, ``shared_notices``: a cluster node's (None: this
         process's own tables, lobby and notices)."""
         self.casino, self.players, self.lobby = casino, players, lobby
         self._doors = doors
-        self._lobby_lines = lobby_lines or lobby.lines
+        self._lobby_answer = lobby_answer or lobby.answer
         self.shared_notices = shared_notices
 
     @property
@@ -55,9 +55,10 @@ class Floor:
             return self._doors.get(table_id)
         return self.casino.tables.get(table_id)
 
-    def tables(self) -> list[TableSummary]:
-        """The lobby: every table's line."""
-        return self._lobby_lines()
+    def lobby_answer(self, ref: int | None) -> bytes:
+        """The lobby — every table's line — as the encoded ``lobby`` message answering the
+        request ``ref``."""
+        return self._lobby_answer(ref)
 
     def rules(self, table_id: str) -> Rules | None:
         return self.lobby.rules(table_id)

@@ -4,6 +4,7 @@ rounds (810a.11), wherever the table runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Collection
@@ -15,13 +16,21 @@ import msgspec
 from server.core.replay import replay_round
 from server.games.events import CardDealt, WagerSettled
 from server.games.table import TableGame, TableSettings
+from server.protocol.messages import Lobby as LobbyMessage
 from server.protocol.messages import RecalledRound, Rules, TableSummary
 from server.stations.service import Stations
 from server.tables.casino import Casino
 from server.tables.runtime import TableRuntime
 from server.wallet.ledger import player_account
 
-__all__ = ["Lobby", "table_line", "table_rules"]
+__all__ = ["Lobby", "lobby_answer", "table_line", "table_rules"]
+
+_encode = msgspec.msgpack.Encoder().encode
+_NIL = b"\xc0"  # MessagePack's nil: a line with no countdown
+# Where a line's countdown is in its MessagePack encoding: its key, then nil when it has none.
+# Found once per line built (``_around``); the bytes appear nowhere else in a line, for a
+# string's bytes are UTF-8, in which 0xc0 never occurs, and no other field may be nil.
+_COUNTDOWN_KEY = b"\xaccloses_in_ms"
 
 
 def table_line(
@@ -47,6 +56,29 @@ def table_line(
     )
 
 
+def lobby_answer(lines: list[bytes], count: int, ref: int | None) -> bytes:
+    """The ``lobby`` message, encoded, from ``count`` lines already encoded (``lines``: their
+    bytes in order, a line in one or several pieces): what ``encode(Lobby(...))`` gives,
+    without decoding or encoding any line again."""
+    empty = _encode(LobbyMessage(tables=[], ref=ref))
+    at = empty.index(b"\xa6tables\x90") + 7  # the empty list of tables
+    if count < 16:
+        header = bytes((0x90 | count,))
+    elif count < 1 << 16:
+        header = b"\xdc" + count.to_bytes(2, "big")
+    else:
+        header = b"\xdd" + count.to_bytes(4, "big")
+    return b"".join((empty[:at], header, *lines, empty[at + 1 :]))
+
+
+def _around(line: TableSummary) -> tuple[bytes, bytes]:
+    """``line`` encoded around its countdown, which it must not have (None): ``head`` and
+    ``tail`` such that ``head + encode(n) + tail`` is the line with ``closes_in_ms=n``."""
+    encoded = _encode(line)
+    at = encoded.index(_COUNTDOWN_KEY + _NIL) + len(_COUNTDOWN_KEY)
+    return encoded[:at], encoded[at + 1 :]
+
+
 def table_rules(table_id: str, game: TableGame, settings: TableSettings) -> Rules:
     """A table's rules and paytables (58 Pa. Code 810a.3), built from its configuration."""
     info = game.rules()
@@ -69,8 +101,9 @@ class Lobby:
     def __init__(self, casino: Casino, stations: Stations | None = None) -> None:
         self.casino, self.stations = casino, stations
         self.ledger, self.journal = casino.ledger, casino.journal
-        # Each table's last lobby line: (its settings, what the line showed, the line).
-        self._lines: dict[str, tuple[TableSettings, tuple[int, int, str, bool], TableSummary]] = {}
+        # Each table's last lobby line, as it was built (``_Kept``).
+        self._lines: dict[str, _Kept] = {}
+        self._answer: _Answer | None = None  # the lobby's answer as last read
         # Each table's rules: built from its configuration once (the roulette layout's
         # spots take milliseconds), shared by every reader — a reply is a copy with its ref.
         self._rules: dict[str, tuple[TableSettings, TableGame, Rules]] = {}
@@ -86,6 +119,40 @@ class Lobby:
         stations = self._station_tables
         return [self._line(table, stations) for table in self.casino.tables.values()]
 
+    def answer(self, ref: int | None) -> bytes:
+        """The ``lobby`` message for a reader, encoded: ``encode(Lobby(tables=self.lines(),
+        ref=ref))``. Every reader asks it, of every table, so the answer is kept (``_Answer``)
+        and a read builds again only the lines of the tables that did something since the
+        last read (their ``lobby_mark`` moved) or whose held seat ended, and brings the
+        betting countdowns up to date (docs/architecture.md, "The lobby")."""
+        now = self.casino.clock.now()
+        tables = list(self.casino.tables.values())
+        stations = frozenset(self._station_tables)
+        kept = self._answer
+        if kept is None or kept.tables != tables or kept.stations != stations:
+            kept = self._answer = _Answer(tables, stations)
+        marks = kept.marks
+        changed = [
+            i
+            for i, table in enumerate(tables)
+            if table.core.lobby_mark != marks[i] or table.settings is not kept.settings[i]
+        ]
+        if kept.holds_end <= now:  # a held seat ended: the number seated went down
+            changed += [i for i, end in enumerate(kept.ends) if end <= now]
+        for i in changed:
+            kept.keep(i, self._kept(tables[i], stations, now), now)
+        pieces = kept.pieces.copy()
+        for at, closes_at in kept.closing.items():
+            countdown = int((closes_at - now) * 1000)
+            pieces[at] = _encode(countdown if countdown > 0 else 0)
+        return lobby_answer(pieces, len(tables), ref)
+
+    def encoded(self, table: TableRuntime) -> bytes:
+        """The table's lobby line, encoded (what a cluster node shares of it)."""
+        now = table.clock.now()
+        kept = self._kept(table, self._station_tables, now)
+        return b"".join((kept.head, kept.countdown(now), kept.tail))
+
     def summary(self, table: TableRuntime) -> TableSummary:
         """The table's lobby line."""
         return self._line(table, self._station_tables)
@@ -96,21 +163,38 @@ class Lobby:
         return self.stations.tables if self.stations is not None else ()
 
     def _line(self, table: TableRuntime, stations: Collection[str]) -> TableSummary:
-        """The table's lobby line (``stations``: the tables that seat their stations only).
-        Every reader of the lobby asks it of every table, so a line is built again only
-        when something it shows has changed — the table's settings, an event (``seq``: a
-        result, a phase), a seat — and otherwise only its betting countdown is brought up
-        to date."""
+        """The table's lobby line (``stations``: the tables that seat their stations only)."""
+        now = table.clock.now()
+        kept = self._kept(table, stations, now)
+        if kept.closes_at is None:
+            return kept.line
+        return msgspec.structs.replace(kept.line, closes_in_ms=_countdown(kept.closes_at, now))
+
+    def _kept(self, table: TableRuntime, stations: Collection[str], now: float) -> _Kept:
+        """The table's kept line as it stands at ``now``. A line is built (and encoded) again
+        only when something it shows has changed — the table's settings, an event (``seq``:
+        a result, a phase), a seat; otherwise only its countdown is (``_Kept.countdown``)."""
         s = table.settings
-        seq, seated, phase, closes = table.lobby_state
-        shows = (seq, seated, phase, s.id in stations)
-        cached = self._lines.get(s.id)
-        if cached is not None and cached[0] is s and cached[1] == shows:
-            line = cached[2]
-        else:
+        mark = table.core.lobby_mark
+        station = s.id in stations
+        kept = self._lines.get(s.id)
+        if (
+            kept is not None
+            and kept.mark == mark
+            and kept.settings is s
+            and now < kept.holds_end
+            and kept.shows[3] == station
+        ):
+            return kept  # the table did nothing since: its line stands
+        seq, seated, phase, closes_at, holds_end = table.core.lobby_line(now)
+        shows = (seq, seated, phase, station)
+        if kept is None or kept.settings is not s or kept.shows != shows:
             line = table_line(table, seated, phase, None, shows[3])
-            self._lines[s.id] = (s, shows, line)
-        return line if closes is None else msgspec.structs.replace(line, closes_in_ms=closes)
+            kept = _Kept(s, shows, line, *_around(line), mark, closes_at, holds_end)
+        elif kept.mark != mark or kept.closes_at != closes_at or kept.holds_end != holds_end:
+            kept = dataclasses.replace(kept, mark=mark, closes_at=closes_at, holds_end=holds_end)
+        self._lines[s.id] = kept
+        return kept
 
     def stations_only(self, table_id: str) -> bool:
         """Whether the table seats its player stations only (it has stations)."""
@@ -187,6 +271,61 @@ class Lobby:
             if len(self._finished_rounds) > FINISHED_KEPT:
                 self._finished_rounds.popitem(last=False)
         return finished
+
+
+def _countdown(closes_at: float, now: float) -> int:
+    """Milliseconds until the betting window ends (``TableCore.lobby_state``'s)."""
+    countdown = int((closes_at - now) * 1000)
+    return countdown if countdown > 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A table's lobby line as last built: the settings and what it showed then (``shows``:
+    seq, seated, phase, stations only), the line without a countdown, and its encoding
+    around the countdown (``_around``); and, as of the table's ``lobby_mark`` then, when
+    its betting window ends (None: not betting) and its first held seat (``lobby_line``)."""
+
+    settings: TableSettings
+    shows: tuple[int, int, str, bool]
+    line: TableSummary
+    head: bytes
+    tail: bytes
+    mark: int
+    closes_at: float | None
+    holds_end: float
+
+    def countdown(self, now: float) -> bytes:
+        """The line's countdown at ``now``, encoded."""
+        return _NIL if self.closes_at is None else _encode(_countdown(self.closes_at, now))
+
+
+class _Answer:
+    """The lobby's answer as last read, kept for the next read (``Lobby.answer``): the
+    tables in order, each one's line as three pieces of the encoded answer — head,
+    countdown, tail — and what tells whether the line still stands."""
+
+    def __init__(self, tables: list[TableRuntime], stations: frozenset[str]) -> None:
+        self.tables, self.stations = tables, stations
+        count = len(tables)
+        self.marks: list[int | None] = [None] * count  # each table's lobby_mark when kept
+        self.settings: list[TableSettings | None] = [None] * count
+        self.ends = [float("inf")] * count  # each table's first held seat's end
+        self.holds_end = float("inf")  # the first of those
+        self.pieces: list[bytes] = [b""] * (3 * count)
+        self.closing: dict[int, float] = {}  # a betting table's countdown piece: its end
+
+    def keep(self, i: int, kept: _Kept, now: float) -> None:
+        """Table ``i``'s line is ``kept`` from now on."""
+        self.marks[i], self.settings[i] = kept.mark, kept.settings
+        self.pieces[3 * i : 3 * i + 3] = (kept.head, _NIL, kept.tail)
+        if kept.closes_at is None:
+            self.closing.pop(3 * i + 1, None)
+        else:
+            self.closing[3 * i + 1] = kept.closes_at
+        if self.ends[i] != kept.holds_end:
+            self.ends[i] = kept.holds_end
+            self.holds_end = min(self.ends)
 
 
 # Finished rounds whose replay recall keeps (a few kilobytes each): a floor's rounds of the

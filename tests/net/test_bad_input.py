@@ -23,6 +23,7 @@ from server.protocol.messages import (
     Join,
     Joined,
     ListTables,
+    Lobby,
     PlaceBet,
 )
 from tests.net.live import Client, advance, live_service
@@ -185,6 +186,21 @@ def test_silence_after_connecting_is_closed_with_4001(tmp_path: Path) -> None:
             with pytest.raises(ConnectionClosed) as info:
                 await asyncio.wait_for(ws.recv(), 5)
             assert info.value.rcvd is not None and info.value.rcvd.code == 4001
+
+    asyncio.run(scenario())
+
+
+def test_a_player_who_said_hello_may_then_stay_silent(tmp_path: Path) -> None:
+    """The hello timeout is for a connection that has not said hello: a player who has,
+    and then only watches, stays connected. (Until 2026-11-28 the read after the hello was
+    still timed, and a player silent that long after saying hello was closed with 4001.)"""
+    limits = ConnectionLimits(hello_timeout=0.2)
+
+    async def scenario() -> None:
+        async with live_service(tmp_path, limits=limits) as service, Client.connect(service) as c:
+            await asyncio.sleep(0.6)  # three hello timeouts, silent
+            await c.send(ListTables(ref=5))
+            assert (await c.expect(Lobby)).ref == 5
 
     asyncio.run(scenario())
 

@@ -5,8 +5,12 @@ changed (``Lobby.summary``), and every reader gets the rules with its own ``ref`
 from __future__ import annotations
 
 import asyncio
+import random
 from pathlib import Path
+from typing import Any
 
+from server.app.service import Service
+from server.protocol.codec import encode
 from server.protocol.messages import (
     BetAccepted,
     GetRecall,
@@ -22,7 +26,9 @@ from server.protocol.messages import (
     Rules,
     TableSummary,
 )
+from server.tables.clock import ManualClock
 from server.tables.lobby import Lobby as FloorLobby
+from server.tables.lobby import table_line
 from tests.net.live import Client, advance, live_service
 
 
@@ -157,5 +163,73 @@ def test_a_finished_round_is_replayed_once_and_each_player_recalls_only_their_ow
                 assert round_.wagered == sum(a for _, _, a in wanted)
                 assert round_.returned == sum(w["returned"] for w in round_.wagers)
             assert answers["ann", 1][0].cards == answers["bob", 1][0].cards
+
+    asyncio.run(scenario())
+
+
+def _from_scratch(service: Service, ref: int) -> bytes:
+    """The lobby answer built from nothing: every table's seats, phase and countdown read
+    now, every line made and the answer encoded, as before the lobby kept its answer."""
+    lines = []
+    for table in service.casino.tables.values():
+        now = table.clock.now()
+        core = table.core
+        stations_only = service.lobby.stations_only(table.id)
+        lines.append(
+            table_line(
+                table, len(core.seated(now)), core.phase, core.closes_in_ms(now), stations_only
+            )
+        )
+    return encode(Lobby(tables=lines, ref=ref))
+
+
+def test_the_kept_answer_is_the_answer_built_from_scratch_whatever_happens(
+    tmp_path: Path,
+) -> None:
+    """A lobby read rebuilds only the lines of tables that did something since the last read
+    (``Lobby.answer``): through a random walk of joins, leaves, dropped connections whose
+    held seats end, rounds and plain waiting, every read is byte for byte the answer built
+    from scratch."""
+
+    async def scenario() -> None:
+        rng = random.Random(31)
+        async with live_service(tmp_path) as service, Client.connect(service, "ann") as ann:
+            reads = 0
+            open_: dict[str, tuple[Any, str, Client]] = {}  # player: connection, table, client
+            for step in range(80):
+                action = rng.choice(["join", "leave", "drop", "wait", "peek", "peek", "read"])
+                name = rng.choice(["bob", "cy", "di", "ed"])
+                if action == "join" and name not in open_:
+                    table = rng.choice(["rt", "b6"])
+                    context = Client.connect(service, name)
+                    client = await context.__aenter__()
+                    await client.send(Join(table=table, role="player", ref=step))
+                    await client.next()  # joined, or table_full
+                    open_[name] = (context, table, client)
+                elif action in ("leave", "drop") and name in open_:
+                    context, table, client = open_.pop(name)
+                    if action == "leave":
+                        await client.send(Leave(table=table, ref=step))
+                        await client.next()
+                    await context.__aexit__(None, None, None)  # a drop: the seat is held
+                    await asyncio.sleep(0.05)  # the server sees the connection go
+                elif action == "wait":
+                    await advance(service, rng.choice([0.25, 1, 3, 7, 30, 61]))
+                elif action == "peek":
+                    # read while time passed but the tables have not acted on it yet (a busy
+                    # event loop runs their alarms later): countdowns run down, held seats
+                    # end, with no table doing anything — then let them catch up
+                    clock = service.casino.clock
+                    assert isinstance(clock, ManualClock)
+                    clock._now += rng.choice([0.5, 4, 30, 61])
+                    assert service.lobby.answer(step) == _from_scratch(service, step), step
+                    await clock.advance(0)
+                assert service.lobby.answer(step) == _from_scratch(service, step), step
+                reads += 1
+            for context, _, _ in open_.values():
+                await context.__aexit__(None, None, None)
+            assert reads == 80
+            line = await _line(ann, "rt", 999)  # and over the wire, as a client decodes it
+            assert line.table == "rt"
 
     asyncio.run(scenario())
