@@ -36,6 +36,7 @@ import enum
 import logging
 import queue
 import threading
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -242,11 +243,54 @@ class _Undo(Exception):
         self.error = error
 
 
+class _Wakeups:
+    """Callbacks from the writer threads to one event loop, the loop woken once for all that
+    are ready. ``call_soon_threadsafe`` writes a byte to wake the loop each time it is
+    called; a group of N bets resolved by one commit would wake it N times (in a py-spy
+    profile of a 4,000-user trial, 10 of the writer threads' 34 samples outside their
+    waits for work and for the disk), and each wake-up is a turn of the loop. The first callback of a batch wakes the loop, the others
+    join it (``_run`` takes them all)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._lock = threading.Lock()
+        self._ready: list[Callable[[], None]] = []
+
+    def call(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` on the loop soon (from any thread)."""
+        with self._lock:
+            self._ready.append(callback)
+            if len(self._ready) > 1:
+                return  # the wake-up of the first is on its way, and takes this one too
+        if not self.loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                self.loop.call_soon_threadsafe(self._run)
+
+    def _run(self) -> None:
+        with self._lock:
+            ready, self._ready = self._ready, []
+        for callback in ready:
+            callback()
+
+
+_wakeups: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Wakeups] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _wakeups_of(loop: asyncio.AbstractEventLoop) -> _Wakeups:
+    wakeups = _wakeups.get(loop)
+    if wakeups is None:
+        wakeups = _wakeups[loop] = _Wakeups(loop)
+    return wakeups
+
+
 async def joined(futures: list[concurrent.futures.Future[Any]]) -> list[_Outcome]:
     """Await writes queued on writer threads — one writer's or several — each one's outcome,
     ``(True, value)`` or ``(False, exception)``.
 
-    The event loop is called once, when the last of them is resolved, and the task awaiting
+    The event loop is called once, when the last of them is resolved — together with every
+    other waiter whose writes were resolved meanwhile (``_Wakeups``) — and the task awaiting
     them runs one turn of the loop later. (Through ``asyncio.wrap_future`` and
     ``asyncio.gather`` it ran three turns later — the chained future, gather's callback, the
     task — each turn as long as everything else a busy loop runs in it.) A waiter that gives
@@ -255,6 +299,7 @@ async def joined(futures: list[concurrent.futures.Future[Any]]) -> list[_Outcome
     done: asyncio.Future[None] = loop.create_future()
     left = len(futures)
     lock = threading.Lock()
+    wakeups = _wakeups_of(loop)
 
     def deliver() -> None:
         if not done.done():
@@ -265,9 +310,8 @@ async def joined(futures: list[concurrent.futures.Future[Any]]) -> list[_Outcome
         with lock:
             left -= 1
             last = left == 0
-        if last and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(deliver)
+        if last:
+            wakeups.call(deliver)
 
     if not futures:
         return []

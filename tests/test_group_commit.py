@@ -360,3 +360,80 @@ def test_a_waiter_that_gives_up_on_joined_writes_takes_those_not_yet_taken_up() 
     writer.submit(_add("after")).result(10)
     assert db.committed == ["after"]
     writer.close()
+
+
+def test_the_writers_wake_the_event_loop_once_for_all_the_waiters_resolved_meanwhile() -> None:
+    """A group of bets resolved by one commit wakes the event loop once, not once a bet
+    (``_Wakeups``): 200 bets' writes held, then committed together — every waiter gets
+    its outcome, and the loop was called from the writer thread far fewer times than there
+    were waiters (once, unless the loop ran a batch while the writer was still resolving)."""
+    import asyncio
+
+    from server.group_commit import Prepared, joined
+
+    writer = GroupCommitWriter(SavepointLists())
+    started, release = threading.Event(), threading.Event()
+    held = writer.submit(lambda pending: started.set() or release.wait(10))
+    assert started.wait(10)
+
+    async def scenario() -> tuple[list[list[tuple[bool, Any]]], int]:
+        loop = asyncio.get_running_loop()
+        wakes = 0
+        plain = loop.call_soon_threadsafe
+
+        def counted(callback: Any, *args: Any) -> Any:
+            nonlocal wakes
+            wakes += 1
+            return plain(callback, *args)
+
+        loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+        waiters = [
+            asyncio.ensure_future(joined(writer.queue_all([Prepared(_add(f"bet{i}"))])))
+            for i in range(200)
+        ]
+        await asyncio.sleep(0.05)  # every bet queued behind the held write
+        release.set()  # one group of 200: resolved by the writer in one pass
+        return await asyncio.gather(*waiters), wakes
+
+    outcomes, wakes = asyncio.run(scenario())
+    assert outcomes == [[(True, f"bet{i}")] for i in range(200)]
+    assert 1 <= wakes <= 20, wakes  # one per bet (200) before _Wakeups
+    held.result(10)
+    writer.close()
+
+
+def test_callbacks_from_many_threads_each_run_once_on_the_loop() -> None:
+    """``_Wakeups`` from eight threads at once, the loop running batches meanwhile: every
+    callback runs exactly once, on the loop's thread."""
+    import asyncio
+
+    from server.group_commit import _wakeups_of
+
+    async def scenario() -> list[int]:
+        loop = asyncio.get_running_loop()
+        wakeups = _wakeups_of(loop)
+        ran: list[int] = []
+        loop_thread = threading.get_ident()
+        all_ran = loop.create_future()
+
+        def callback(n: int) -> None:
+            assert threading.get_ident() == loop_thread
+            ran.append(n)
+            if len(ran) == 8 * 500:
+                all_ran.set_result(None)
+
+        def caller(first: int) -> None:
+            for n in range(first, first + 500):
+                wakeups.call(lambda n=n: callback(n))
+                if n % 50 == 0:
+                    time.sleep(0.001)  # let the loop take a batch meanwhile
+
+        threads = [threading.Thread(target=caller, args=(k * 500,)) for k in range(8)]
+        for thread in threads:
+            thread.start()
+        await asyncio.wait_for(all_ran, 10)
+        for thread in threads:
+            thread.join()
+        return ran
+
+    assert sorted(asyncio.run(scenario())) == list(range(8 * 500))
