@@ -248,8 +248,8 @@ class _Wakeups:
     are ready. ``call_soon_threadsafe`` writes a byte to wake the loop each time it is
     called; a group of N bets resolved by one commit would wake it N times (in a py-spy
     profile of a 4,000-user trial, 10 of the writer threads' 34 samples outside their
-    waits for work and for the disk), and each wake-up is a turn of the loop. The first callback of a batch wakes the loop, the others
-    join it (``_run`` takes them all)."""
+    waits for work and for the disk), and each wake-up is a turn of the loop. The first
+    callback of a batch wakes the loop, the others join it (``_run`` takes them all)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
