@@ -15,19 +15,19 @@ import contextvars
 import logging
 import time
 import weakref
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from server.core import commands as cmd
 from server.games.errors import IllegalAction, Refusal
 from server.net.fanout import ws_binary_frame
 from server.net.metrics import Metrics
+from server.net.reader import FrameConnection
 from server.protocol.codec import ProtocolError, decode_client, encode
 from server.protocol.messages import (
     PROTOCOL_VERSION,
@@ -133,7 +133,7 @@ def _outbox() -> _Outbox:
 
 class _Session:
     def __init__(
-        self, ws: ServerConnection, floor: Floor, metrics: Metrics, limits: ConnectionLimits
+        self, ws: FrameConnection, floor: Floor, metrics: Metrics, limits: ConnectionLimits
     ) -> None:
         self.ws = ws
         self.floor = floor
@@ -421,10 +421,11 @@ class _Session:
         else:
             # Its first step now (``eager_task``) where the table runs in this process: a
             # command with nothing before it in its lane reaches the table in this turn of
-            # the event loop, not the next. A table on another node is asked through Redis,
-            # whose client times its reads with ``asyncio.timeout`` — bound to the current
-            # task, which during an eager first step is this connection's
-            # (server/tables/eager.py): so that command starts on a task of its own.
+            # the event loop, not the next (a join or a leave at such a table is done in that
+            # step). A table on another node is asked through Redis, whose client times its
+            # reads with ``asyncio.timeout``, bound to the current task — and a message is
+            # taken as it is read, outside any task (server/tables/eager.py): so that
+            # command starts on a task of its own.
             start = eager_task if door is None or door.in_process else asyncio.ensure_future
             task = start(self._after(before, message))
             self._queued_at_once.discard(table)
@@ -588,41 +589,88 @@ _HANDLERS: dict[type[Any], Callable[[_Session, Any], Awaitable[None]]] = {
 }
 
 
+class _Reader:
+    """Takes each message of a connection in the turn of the event loop that read it
+    (``FrameConnection``): a table's command goes to its lane at once (``in_lane``), any
+    other message is handled on a task of its own, and the messages after it wait until it
+    is done — as when the connection awaited each such message before reading on."""
+
+    def __init__(self, session: _Session, ws: FrameConnection) -> None:
+        self.session, self.ws = session, ws
+        self._busy: asyncio.Future[None] | None = None  # a message handled now, not a lane's
+        self._backlog: deque[tuple[bytes | str, float]] = deque()  # what came meanwhile
+        self._paused = False
+        # Set once the connection has said hello (its hello answered with a player).
+        self.greeted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def message(self, frame: bytes | str) -> None:
+        received = time.perf_counter()
+        if self._busy is not None:
+            self._backlog.append((frame, received))
+            if len(self._backlog) >= self.session.limits.burst and not self._paused:
+                self._paused = True  # read no more until those are taken
+                self.ws.transport.pause_reading()
+            return
+        self._take(frame, received)
+
+    def _take(self, frame: bytes | str, received: float) -> None:
+        session = self.session
+        if session.closing:  # closing: what the client sent meanwhile is dropped
+            return
+        RECEIVED_AT.set(received)  # each lane's task keeps its own (a copy of this context)
+        if not session.admit():
+            return
+        try:
+            message = decode_client(frame)
+        except ProtocolError as exc:
+            session.error(exc.code, exc.message, ref=exc.ref)
+            return
+        if isinstance(message, _AT_A_TABLE) and session.player is not None:
+            session.in_lane(message.table, message)
+            return
+        # On a task, not run at once: the handlers of these messages may use what binds to
+        # the current task (a Redis client's timeouts), and there is none while a message
+        # is being read (server/tables/eager.py).
+        busy = asyncio.ensure_future(session.safely(message))
+        self._busy = busy
+        busy.add_done_callback(self._done)
+
+    def _done(self, _: asyncio.Future[None]) -> None:
+        self._busy = None
+        if self.session.player is not None and not self.greeted.done():
+            self.greeted.set_result(None)
+        while self._backlog and self._busy is None:
+            self._take(*self._backlog.popleft())
+        if self._paused and not self._backlog:
+            self._paused = False
+            if not self.ws.transport.is_closing():
+                self.ws.transport.resume_reading()
+
+    async def finish(self) -> None:
+        """Let the message handled now end (a hello being answered, a recall read)."""
+        while self._busy is not None:
+            await asyncio.wait([self._busy])
+
+
 async def serve_connection(
-    ws: ServerConnection, floor: Floor, metrics: Metrics, limits: ConnectionLimits
+    ws: FrameConnection, floor: Floor, metrics: Metrics, limits: ConnectionLimits
 ) -> None:
+    """Serve one connection until it closes: its messages are taken as they are read
+    (``_Reader``); this waits for the hello (closing the connection with 4001 when none came
+    within ``hello_timeout``), then for the connection to close."""
     session = _Session(ws, floor, metrics, limits)
     metrics.inc("croupier_connections_total")
+    reader = _Reader(session, ws)
+    ws.attach(reader.message)
     try:
-        while True:
-            try:
-                if session.player is None:  # until it has said hello
-                    frame = await asyncio.wait_for(ws.recv(), limits.hello_timeout)
-                else:
-                    frame = await ws.recv()
-                RECEIVED_AT.set(time.perf_counter())  # each lane's task keeps its own
-            except TimeoutError:
-                await ws.close(CLOSE_NO_HELLO, "no hello")
-                return
-            if session.closing:
-                # Closing: keep reading and discarding what the client already sent, or its
-                # close frame, queued behind it, is never reached and the handshake stalls.
-                continue
-            if not session.admit():
-                continue
-            try:
-                message = decode_client(frame)
-            except ProtocolError as exc:
-                session.error(exc.code, exc.message, ref=exc.ref)
-                continue
-            if isinstance(message, _AT_A_TABLE) and session.player is not None:
-                session.in_lane(message.table, message)
-            else:
-                await session.safely(message)
-    except ConnectionClosed:
-        pass
+        closed = asyncio.ensure_future(ws.wait_closed())
+        await asyncio.wait([closed, reader.greeted], timeout=limits.hello_timeout)
+        if not reader.greeted.done() and not closed.done():
+            await ws.close(CLOSE_NO_HELLO, "no hello")
+        await closed
     finally:
         try:
+            await reader.finish()
             await session.finish_lanes()
         finally:  # the seats are given up even if the wait is cut short (a cancellation)
             session.drop()

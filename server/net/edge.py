@@ -29,6 +29,7 @@ from server.net.connection import ConnectionLimits, serve_connection
 from server.net.fanout import fanout
 from server.net.heartbeat import Heartbeat
 from server.net.metrics import Metrics
+from server.net.reader import FrameConnection
 from server.tables.floor import Floor
 
 __all__ = ["CLIENT_DIST", "MAX_FRAME", "Edge"]
@@ -108,6 +109,7 @@ class Edge:
             compression=None,  # permessage-deflate costs 3x memory and half the throughput
             max_size=MAX_FRAME,
             max_queue=32,
+            create_connection=FrameConnection,  # messages taken as they are read
             ping_interval=None,  # the one Heartbeat pings every connection
             server_header=f"croupier/{__version__}",
         )
@@ -123,6 +125,7 @@ class Edge:
 
     async def _handler(self, ws: ServerConnection) -> None:
         assert self.floor is not None  # set before listening
+        assert isinstance(ws, FrameConnection)  # create_connection
         self.connections += 1
         self.heartbeat.add(ws)
         try:

@@ -10,11 +10,12 @@ runs on 3.11, so ``eager_task`` does the same for one coroutine: it runs the fir
 and only if the coroutine then waits does a task take over, resuming it where it stopped.
 
 Unlike 3.12's, the first step runs while ``asyncio.current_task()`` is still the caller's
-task (the task that will run the rest does not exist yet). So a first step must not use
-what binds itself to the current task — ``asyncio.timeout``, ``TaskGroup`` (and, from 3.12,
-``asyncio.wait_for``) — or a timeout would cancel the caller. The coroutines started here
-(a lane's command, a bet's writes) reach their first wait before any such thing: a table
-door's command is queued or sent to Redis first.
+task (the task that will run the rest does not exist yet), or none at all where the caller
+is a callback: a connection's message is taken as it is read (``server/net/reader.py``). So
+a first step must not use what binds itself to the current task — ``asyncio.timeout``,
+``TaskGroup`` (and, from 3.12, ``asyncio.wait_for``): a timeout would cancel the caller, or
+fail for want of a task. The coroutines started here (a bet's lane, a bet's writes) reach
+their first wait before any such thing: a table door's command is queued first.
 """
 
 from __future__ import annotations
