@@ -561,6 +561,9 @@ class _Session:
 # Commands for one table: answered in the order sent, each table's apart from the rest of the
 # connection (``_Session.in_lane``). Everything else is answered as it comes.
 _AT_A_TABLE = (Join, Resume, Leave, PlaceBet, CancelBet, RepeatBets, Decide)
+# The messages handled on a task of their own (``_Reader``): their handlers may wait on what
+# binds itself to the current task.
+_ON_A_TASK = (Hello, CashOut, CallAttendant, AttendantAction)
 # The commands the table itself plays (``TableDoor.submit``).
 _PLAYED = (PlaceBet, CancelBet, RepeatBets, Decide)
 Played = PlaceBet | CancelBet | RepeatBets | Decide
@@ -628,10 +631,18 @@ class _Reader:
         if isinstance(message, _AT_A_TABLE) and session.player is not None:
             session.in_lane(message.table, message)
             return
-        # On a task, not run at once: the handlers of these messages may use what binds to
-        # the current task (a Redis client's timeouts), and there is none while a message
-        # is being read (server/tables/eager.py).
-        busy = asyncio.ensure_future(session.safely(message))
+        busy: asyncio.Future[None]
+        if isinstance(message, _ON_A_TASK):
+            # A hello, a station's request: their handlers may use what binds to the current
+            # task (a Redis client's timeouts), and there is none while a message is being
+            # read (server/tables/eager.py).
+            busy = asyncio.ensure_future(session.safely(message))
+        else:
+            # A lobby read, the rules, a ping: answered now (a recall goes to a thread), so a
+            # bet behind it waits no turn of the event loop.
+            busy = eager_task(session.safely(message))
+            if busy.done():
+                return
         self._busy = busy
         busy.add_done_callback(self._done)
 
@@ -664,7 +675,11 @@ async def serve_connection(
     ws.attach(reader.message)
     try:
         closed = asyncio.ensure_future(ws.wait_closed())
-        await asyncio.wait([closed, reader.greeted], timeout=limits.hello_timeout)
+        await asyncio.wait(
+            [closed, reader.greeted],
+            timeout=limits.hello_timeout,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
         if not reader.greeted.done() and not closed.done():
             await ws.close(CLOSE_NO_HELLO, "no hello")
         await closed
