@@ -594,9 +594,10 @@ _HANDLERS: dict[type[Any], Callable[[_Session, Any], Awaitable[None]]] = {
 
 class _Reader:
     """Takes each message of a connection in the turn of the event loop that read it
-    (``FrameConnection``): a table's command goes to its lane at once (``in_lane``), any
-    other message is handled on a task of its own, and the messages after it wait until it
-    is done — as when the connection awaited each such message before reading on."""
+    (``FrameConnection``): a table's command goes to its lane at once (``in_lane``); any
+    other message is handled at once where it can be, and where it waits (a hello, a recall)
+    the messages after it wait until it is done — as when the connection awaited each such
+    message before reading on."""
 
     def __init__(self, session: _Session, ws: FrameConnection) -> None:
         self.session, self.ws = session, ws
