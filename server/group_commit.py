@@ -251,20 +251,21 @@ class _Wakeups:
     waits for work and for the disk), and each wake-up is a turn of the loop. The first
     callback of a batch wakes the loop, the others join it (``_run`` takes them all)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+    def __init__(self) -> None:
+        # (The loop is not kept here: the registry below holds its loops weakly, and a
+        # reference from the value would keep each of them alive.)
         self._lock = threading.Lock()
         self._ready: list[Callable[[], None]] = []
 
-    def call(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` on the loop soon (from any thread)."""
+    def call(self, loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
+        """Run ``callback`` on ``loop`` (this registry's) soon, from any thread."""
         with self._lock:
             self._ready.append(callback)
             if len(self._ready) > 1:
                 return  # the wake-up of the first is on its way, and takes this one too
-        if not self.loop.is_closed():
+        if not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                self.loop.call_soon_threadsafe(self._run)
+                loop.call_soon_threadsafe(self._run)
 
     def _run(self) -> None:
         with self._lock:
@@ -281,7 +282,7 @@ _wakeups: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Wakeups] = (
 def _wakeups_of(loop: asyncio.AbstractEventLoop) -> _Wakeups:
     wakeups = _wakeups.get(loop)
     if wakeups is None:
-        wakeups = _wakeups[loop] = _Wakeups(loop)
+        wakeups = _wakeups[loop] = _Wakeups()
     return wakeups
 
 
@@ -311,7 +312,7 @@ async def joined(futures: list[concurrent.futures.Future[Any]]) -> list[_Outcome
             left -= 1
             last = left == 0
         if last:
-            wakeups.call(deliver)
+            wakeups.call(loop, deliver)
 
     if not futures:
         return []

@@ -426,7 +426,7 @@ def test_callbacks_from_many_threads_each_run_once_on_the_loop() -> None:
 
         def caller(first: int) -> None:
             for n in range(first, first + 500):
-                wakeups.call(lambda n=n: callback(n))
+                wakeups.call(loop, lambda n=n: callback(n))
                 if n % 50 == 0:
                     time.sleep(0.001)  # let the loop take a batch meanwhile
 
@@ -439,3 +439,22 @@ def test_callbacks_from_many_threads_each_run_once_on_the_loop() -> None:
         return ran
 
     assert sorted(asyncio.run(scenario())) == list(range(8 * 500))
+
+
+def test_a_loop_that_is_gone_leaves_no_wake_ups_behind() -> None:
+    """The registry of wake-ups holds its loops weakly: once a loop is closed and dropped
+    (each ``asyncio.run`` makes one), nothing keeps it alive."""
+    import asyncio
+    import gc
+    import weakref
+
+    from server.group_commit import _wakeups_of
+
+    async def use() -> weakref.ref[asyncio.AbstractEventLoop]:
+        loop = asyncio.get_running_loop()
+        _wakeups_of(loop)
+        return weakref.ref(loop)
+
+    gone = asyncio.run(use())
+    gc.collect()
+    assert gone() is None
