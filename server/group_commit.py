@@ -271,7 +271,10 @@ class _Wakeups:
         with self._lock:
             ready, self._ready = self._ready, []
         for callback in ready:
-            callback()
+            try:
+                callback()
+            except Exception:  # pragma: no cover - a bug: the others are still delivered
+                log.exception("delivering a write's outcome failed")
 
 
 _wakeups: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Wakeups] = (

@@ -4,6 +4,7 @@ closed (docs/operations.md, "Running a cluster")."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, cast
 
 import msgspec
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from server.cluster.node import ClusterNode
 
 __all__ = ["SharedLobby"]
+
+log = logging.getLogger("croupier.cluster")
 
 _summary = msgspec.msgpack.Decoder(TableSummary).decode
 _encode = msgspec.msgpack.Encoder().encode
@@ -43,7 +46,16 @@ class SharedLobby:
         pipe.hgetall(key)
         *_, lines = await pipe.execute()
         lines = cast(dict[bytes, bytes], lines)
-        self._lines = {(k.decode() if isinstance(k, bytes) else k): v for k, v in lines.items()}
+        before, self._lines = self._lines, {}
+        for field, line in lines.items():
+            table_id = field.decode() if isinstance(field, bytes) else str(field)
+            if before.get(table_id) != line:  # new or changed: read it once before serving it
+                try:
+                    _summary(line)
+                except msgspec.DecodeError as exc:  # a node of another version, a bad write
+                    log.warning("cluster: lobby line of %s unreadable, left out: %s", table_id, exc)
+                    continue
+            self._lines[table_id] = line
 
     def lines(self) -> list[TableSummary]:
         """Every table's lobby line: this node's own now, the others' as their owners last
@@ -53,7 +65,7 @@ class SharedLobby:
     def answer(self, ref: int | None) -> bytes:
         """The ``lobby`` message for a reader, encoded: ``encode(Lobby(tables=self.lines(),
         ref=ref))``, made of the lines' bytes as they are — the others' as Redis holds
-        them, none decoded and encoded again."""
+        them (each read once when it changed, ``share``), none decoded and encoded again."""
         lines = self._encoded()
         return lobby_answer(lines, len(lines), ref)
 

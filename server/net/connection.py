@@ -71,6 +71,7 @@ log = logging.getLogger("croupier.net")
 CLOSE_FLOOD = 4008
 CLOSE_TOO_SLOW = 4009
 CLOSE_NO_HELLO = 4001
+CLOSE_INTERNAL_ERROR = 1011  # our bug, while reading a message
 
 
 @dataclass(frozen=True)
@@ -604,8 +605,10 @@ class _Reader:
         self._busy: asyncio.Future[None] | None = None  # a message handled now, not a lane's
         self._backlog: deque[tuple[bytes | str, float]] = deque()  # what came meanwhile
         self._paused = False
-        # Set once the connection has said hello (its hello answered with a player).
-        self.greeted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # The last hello taken (its task), and a future set when the next one comes: the
+        # hello timeout stops when a hello arrives, not when it is answered.
+        self.hello: asyncio.Future[None] | None = None
+        self.hello_came: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def message(self, frame: bytes | str) -> None:
         received = time.perf_counter()
@@ -615,7 +618,17 @@ class _Reader:
                 self._paused = True  # read no more until those are taken
                 self.ws.transport.pause_reading()
             return
-        self._take(frame, received)
+        self._safely_take(frame, received)
+
+    def _safely_take(self, frame: bytes | str, received: float) -> None:
+        """``_take``, and should it raise (our bug) the connection is closed with 1011 — not
+        left to websockets' ``data_received``, which would drop the TCP connection with the
+        rest of what it read."""
+        try:
+            self._take(frame, received)
+        except Exception:
+            log.exception("reading a message failed; closing the connection")
+            self.session._close(CLOSE_INTERNAL_ERROR, "internal error")
 
     def _take(self, frame: bytes | str, received: float) -> None:
         session = self.session
@@ -633,7 +646,11 @@ class _Reader:
             session.in_lane(message.table, message)
             return
         busy: asyncio.Future[None]
-        if isinstance(message, _ON_A_TASK):
+        if isinstance(message, Hello):
+            busy = self.hello = asyncio.ensure_future(session.safely(message))
+            if not self.hello_came.done():
+                self.hello_came.set_result(None)
+        elif isinstance(message, _ON_A_TASK):
             # A hello, a station's request: their handlers may use what binds to the current
             # task (a Redis client's timeouts), and there is none while a message is being
             # read (server/tables/eager.py).
@@ -649,14 +666,14 @@ class _Reader:
 
     def _done(self, _: asyncio.Future[None]) -> None:
         self._busy = None
-        if self.session.player is not None and not self.greeted.done():
-            self.greeted.set_result(None)
-        while self._backlog and self._busy is None:
-            self._take(*self._backlog.popleft())
-        if self._paused and not self._backlog:
-            self._paused = False
-            if not self.ws.transport.is_closing():
-                self.ws.transport.resume_reading()
+        try:
+            while self._backlog and self._busy is None:
+                self._safely_take(*self._backlog.popleft())
+        finally:
+            if self._paused and not self._backlog:
+                self._paused = False
+                if not self.ws.transport.is_closing():
+                    self.ws.transport.resume_reading()
 
     async def finish(self) -> None:
         """Let the message handled now end (a hello being answered, a recall read)."""
@@ -676,13 +693,23 @@ async def serve_connection(
     ws.attach(reader.message)
     try:
         closed = asyncio.ensure_future(ws.wait_closed())
-        await asyncio.wait(
-            [closed, reader.greeted],
-            timeout=limits.hello_timeout,
-            return_when=asyncio.FIRST_COMPLETED,
-        )
-        if not reader.greeted.done() and not closed.done():
-            await ws.close(CLOSE_NO_HELLO, "no hello")
+        loop = asyncio.get_running_loop()
+        while session.player is None and not closed.done():
+            # Until it has logged in, a hello must come within ``hello_timeout`` (of the
+            # connection, or of the answer to a hello that failed).
+            came = reader.hello_came
+            await asyncio.wait([closed, came], timeout=limits.hello_timeout, return_when=asyncio.FIRST_COMPLETED)  # fmt: skip  # noqa: E501
+            if closed.done():
+                break
+            if not came.done():
+                session._close(CLOSE_NO_HELLO, "no hello")
+                break
+            # Answered in its own time (a login may wait on the platform's keys, a shared
+            # store): the hello, and any hello taken behind it.
+            while reader.hello is not None and not reader.hello.done() and not closed.done():
+                await asyncio.wait([closed, reader.hello], return_when=asyncio.FIRST_COMPLETED)
+            if session.player is None:
+                reader.hello_came = loop.create_future()  # it failed: the next one, timed
         await closed
     finally:
         try:

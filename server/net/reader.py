@@ -11,7 +11,9 @@ connection keeps nothing but its handler, which waits for the connection to clos
 
 Messages that arrive before a handler is attached are kept and handed over when it is
 (``attach``); a message in fragments is joined first (websockets' protocol has already
-checked its total size against ``max_size``). A text message is handed over as ``str``.
+checked its total size against ``max_size``, and more than ``MAX_FRAGMENTS`` fragments —
+empty ones add nothing to the size — fail the connection with 1009, as websockets' own
+reader does). A text message is handed over as ``str``.
 Pings, pongs and the closing handshake go on as websockets does them.
 """
 
@@ -19,8 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.asyncio.server import ServerConnection
-from websockets.frames import BINARY, CONT, TEXT, Frame
+from websockets.frames import BINARY, CONT, TEXT, CloseCode, Frame
 from websockets.protocol import Event
 
 __all__ = ["FrameConnection", "OnMessage"]
@@ -51,6 +54,11 @@ class FrameConnection(ServerConnection):
             if self._fragments is None:  # pragma: no cover - the protocol refuses it
                 return
             self._fragments.append(event.data)
+            if len(self._fragments) > MAX_FRAGMENTS:
+                self._fragments = None
+                self.protocol.fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
+                self.send_data()
+                return
             if not event.fin:
                 return
             data: bytes | bytearray | memoryview = b"".join(self._fragments)

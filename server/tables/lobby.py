@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from server.core.replay import replay_round
+from server.core.table import TableCore
 from server.games.events import CardDealt, WagerSettled
 from server.games.table import TableGame, TableSettings
 from server.protocol.messages import Lobby as LobbyMessage
@@ -180,6 +181,7 @@ class Lobby:
         kept = self._lines.get(s.id)
         if (
             kept is not None
+            and kept.core is table.core  # a table taken again (a cluster's) has a new core
             and kept.mark == mark
             and kept.settings is s
             and now < kept.holds_end
@@ -190,9 +192,16 @@ class Lobby:
         shows = (seq, seated, phase, station)
         if kept is None or kept.settings is not s or kept.shows != shows:
             line = table_line(table, seated, phase, None, shows[3])
-            kept = _Kept(s, shows, line, *_around(line), mark, closes_at, holds_end)
-        elif kept.mark != mark or kept.closes_at != closes_at or kept.holds_end != holds_end:
-            kept = dataclasses.replace(kept, mark=mark, closes_at=closes_at, holds_end=holds_end)
+            kept = _Kept(s, shows, line, *_around(line), table.core, mark, closes_at, holds_end)
+        elif (
+            kept.core is not table.core
+            or kept.mark != mark
+            or kept.closes_at != closes_at
+            or kept.holds_end != holds_end
+        ):
+            kept = dataclasses.replace(
+                kept, core=table.core, mark=mark, closes_at=closes_at, holds_end=holds_end
+            )
         self._lines[s.id] = kept
         return kept
 
@@ -291,6 +300,7 @@ class _Kept:
     line: TableSummary
     head: bytes
     tail: bytes
+    core: TableCore  # whose ``lobby_mark`` ``mark`` is
     mark: int
     closes_at: float | None
     holds_end: float

@@ -10,12 +10,17 @@ import types
 from pathlib import Path
 from typing import Any
 
+import pytest
 from websockets.asyncio.client import connect
+from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
 
+from server.net.connection import ConnectionLimits
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import (
     PROTOCOL_VERSION,
+    ErrorMessage,
     Hello,
     Joined,
     ListTables,
@@ -101,3 +106,80 @@ def test_an_idle_connection_keeps_no_pending_read(tmp_path: Path) -> None:
             return len(pending)
 
     assert asyncio.run(scenario()) == 0
+
+
+def test_a_message_in_too_many_fragments_closes_the_connection_with_1009(tmp_path: Path) -> None:
+    """Empty fragments add nothing to a message's size, so websockets' size limit does not
+    stop them: past ``MAX_FRAGMENTS`` the connection is failed, as websockets' own reader
+    does, instead of the fragments piling up in the server."""
+
+    async def scenario() -> None:
+        async with live_service(tmp_path) as service, Client.connect(service) as c:
+            with pytest.raises(ConnectionClosed) as info:
+                await c.ws.send([b"\x81"] + [b""] * (MAX_FRAGMENTS + 10))
+                await asyncio.wait_for(c.ws.recv(), 5)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_hello_may_be_followed_by_a_good_one_and_silence_is_still_timed(
+    tmp_path: Path,
+) -> None:
+    """A hello that fails (a wrong version) leaves the connection open for another, timed
+    again from that answer: a good hello within it logs in; none closes with 4001."""
+    limits = ConnectionLimits(hello_timeout=0.3)
+
+    async def scenario() -> None:
+        async with live_service(tmp_path, limits=limits) as service:
+            url = f"ws://127.0.0.1:{service.port}/ws"
+            async with connect(url, compression=None) as ws:
+                await ws.send(encode(Hello(version=PROTOCOL_VERSION + 99, name="ann")))
+                assert isinstance(decode_server(await ws.recv()), ErrorMessage)
+                await asyncio.sleep(0.2)  # less than a timeout after the answer
+                await ws.send(encode(Hello(version=PROTOCOL_VERSION, name="ann")))
+                assert isinstance(decode_server(await ws.recv()), Welcome)
+                await asyncio.sleep(0.6)  # logged in: silence is allowed
+                await ws.send(encode(Ping(nonce=3, ref=4)))
+                assert isinstance(decode_server(await ws.recv()), Pong)
+            async with connect(url, compression=None) as ws:
+                await ws.send(encode(Hello(version=PROTOCOL_VERSION + 99, name="bob")))
+                assert isinstance(decode_server(await ws.recv()), ErrorMessage)
+                with pytest.raises(ConnectionClosed) as info:
+                    await asyncio.wait_for(ws.recv(), 5)
+                assert info.value.rcvd is not None and info.value.rcvd.code == 4001
+
+    asyncio.run(scenario())
+
+
+def test_a_bug_while_reading_a_message_closes_that_connection_with_1011(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception while a message is taken (our bug) closes that connection cleanly with
+    1011; the server and its other connections go on."""
+    import server.net.connection as connection
+
+    decode = connection.decode_client
+
+    def failing(frame: bytes | str) -> Any:
+        message = decode(frame)
+        if isinstance(message, Ping) and message.nonce == 666:
+            raise RuntimeError("a bug")
+        return message
+
+    monkeypatch.setattr(connection, "decode_client", failing)
+
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path) as service,
+            Client.connect(service, "ann") as ann,
+            Client.connect(service, "bob") as bob,
+        ):
+            await ann.send(Ping(nonce=666))
+            with pytest.raises(ConnectionClosed) as info:
+                await asyncio.wait_for(ann.ws.recv(), 5)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1011
+            await bob.send(Ping(nonce=1, ref=2))
+            assert (await bob.expect(Pong)).ref == 2
+
+    asyncio.run(scenario())
