@@ -646,15 +646,15 @@ class _Reader:
             session.in_lane(message.table, message)
             return
         busy: asyncio.Future[None]
-        if isinstance(message, Hello):
-            busy = self.hello = asyncio.ensure_future(session.safely(message))
-            if not self.hello_came.done():
-                self.hello_came.set_result(None)
-        elif isinstance(message, _ON_A_TASK):
+        if isinstance(message, _ON_A_TASK):
             # A hello, a station's request: their handlers may use what binds to the current
             # task (a Redis client's timeouts), and there is none while a message is being
             # read (server/tables/eager.py).
             busy = asyncio.ensure_future(session.safely(message))
+            if isinstance(message, Hello):
+                self.hello = busy
+                if not self.hello_came.done():
+                    self.hello_came.set_result(None)
         else:
             # A lobby read, the rules, a ping: answered now (a recall goes to a thread), so a
             # bet behind it waits no turn of the event loop.
