@@ -30,7 +30,13 @@ from tests.redis_server import RedisServer
 
 pytestmark = pytest.mark.slow
 
-LEASE = 2.0
+# The server's default lease (3 s). At 2 s, twice in CI runs of the whole suite on the
+# 2-core machine (4 test workers beside these three nodes, PostgreSQL and Redis), a node
+# went more than 2 s without renewing while another restarted, lost all its tables at once
+# and voided their rounds — the fencing doing its job on a starved process, not a fault of
+# the rolling restart this file tests. Rounds (3 s of betting, then dealing and a 1 s
+# pause) are still longer than the lease.
+LEASE = 3.0
 PATIENCE = 15 * LEASE  # generous, in leases: a loaded machine is several times slower
 STARTUP = 60.0
 NODES = ("node-a", "node-b", "node-c")
