@@ -515,9 +515,9 @@ class TableCore:
         """``lobby_state`` as a lobby keeps it until ``lobby_mark`` moves: the betting
         window's end (None: not betting) instead of the countdown, and when the number
         seated changes by itself next (a held seat's end; infinity: none held)."""
-        seq, seated, phase, _ = self.lobby_state(now)
-        betting = self.available and self.engine is not None and phase == Phase.BETTING.value
-        return seq, seated, phase, self.closes_at if betting else None, self.seats.next_end()
+        seq, seated, phase, closes = self.lobby_state(now)
+        closes_at = None if closes is None else self.closes_at  # a countdown: it is betting
+        return seq, seated, phase, closes_at, self.seats.next_end()
 
     @property
     def phase(self) -> str:

@@ -141,11 +141,10 @@ class Lobby:
         if kept.holds_end <= now:  # a held seat ended: the number seated went down
             changed += [i for i, end in enumerate(kept.ends) if end <= now]
         for i in changed:
-            kept.keep(i, self._kept(tables[i], stations, now), now)
+            kept.keep(i, self._kept(tables[i], stations, now))
         pieces = kept.pieces.copy()
         for at, closes_at in kept.closing.items():
-            countdown = int((closes_at - now) * 1000)
-            pieces[at] = _encode(countdown if countdown > 0 else 0)
+            pieces[at] = _encode(_countdown(closes_at, now))
         return lobby_answer(pieces, len(tables), ref)
 
     def encoded(self, table: TableRuntime) -> bytes:
@@ -325,7 +324,7 @@ class _Answer:
         self.pieces: list[bytes] = [b""] * (3 * count)
         self.closing: dict[int, float] = {}  # a betting table's countdown piece: its end
 
-    def keep(self, i: int, kept: _Kept, now: float) -> None:
+    def keep(self, i: int, kept: _Kept) -> None:
         """Table ``i``'s line is ``kept`` from now on."""
         self.marks[i], self.settings[i] = kept.mark, kept.settings
         self.pieces[3 * i : 3 * i + 3] = (kept.head, _NIL, kept.tail)
