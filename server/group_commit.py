@@ -203,13 +203,23 @@ class Batched:
     outcome per item — ``(True, value)``, or ``(False, exception)`` for an item refused for
     its own reason, which ``many`` left unapplied without undoing the others. Writes of
     different kinds in one run must commute (a ledger's batches and a journal's records);
-    anything ``many`` raises undoes the group, whose writes are then made one by one."""
+    anything ``many`` raises undoes the group, whose writes are then made one by one.
+
+    ``guard``: a check the write needs first, in the same transaction (a cluster table's
+    fence, ``server.stores.guarded``). It travels with the item instead of wrapping
+    ``many``, so that the writes of many tables still make one call of each kind; the run's
+    distinct guards are checked before it, once per transaction — in one call for all of
+    those whose type has a ``check_many(conn, guards)`` — and one that raises undoes the
+    group as ``many`` raising does."""
 
     many: Callable[[Any, list[Any]], list[_Outcome]]
     item: Any
+    guard: Callable[[Any], None] | None = None
 
     def apply(self, conn: Any) -> Any:
         """The write alone (what a backend without ``batches`` applies)."""
+        if self.guard is not None:
+            self.guard(conn)
         ((ok, value),) = self.many(conn, [self.item])
         if not ok:
             raise value
@@ -541,13 +551,22 @@ class GroupCommitWriter(Generic[C]):
                 outcomes.append((True, value))
         return outcomes
 
-    @staticmethod
-    def _batched(conn: C, run: list[_Write]) -> list[_Outcome]:
-        """A run of batched writes: each kind's items in one call, in their order."""
+    def _batched(self, conn: C, run: list[_Write]) -> list[_Outcome]:
+        """A run of batched writes: their guards checked, then each kind's items in one
+        call, in their order — whichever tables they come from."""
         kinds: dict[Callable[[Any, list[Any]], list[_Outcome]], list[int]] = {}
+        guards: dict[Callable[[Any], None], None] = {}
         for n, write in enumerate(run):
             assert write.batched is not None
             kinds.setdefault(write.batched.many, []).append(n)
+            guard = write.batched.guard
+            if guard is not None and guard not in self.verified:
+                guards[guard] = None
+        if guards:
+            try:
+                self._check(conn, list(guards))
+            except Exception as exc:
+                raise _Undo(exc) from exc
         outcomes: list[_Outcome | None] = [None] * len(run)
         for many, positions in kinds.items():
             try:
@@ -557,6 +576,21 @@ class GroupCommitWriter(Generic[C]):
             for n, outcome in zip(positions, done, strict=True):
                 outcomes[n] = outcome
         return [o for o in outcomes if o is not None]
+
+    def _check(self, conn: C, guards: list[Callable[[Any], None]]) -> None:
+        """Run ``guards`` (none checked yet in this transaction): those of a type with a
+        ``check_many`` in one call of it, the others one by one. Once passed, each holds
+        until the commit (``verified``)."""
+        by_kind: dict[Any, list[Callable[[Any], None]]] = {}
+        for guard in guards:
+            by_kind.setdefault(getattr(type(guard), "check_many", None), []).append(guard)
+        for check_many, same in by_kind.items():
+            if check_many is None:
+                for guard in same:
+                    guard(conn)
+            else:
+                check_many(conn, same)
+        self.verified.update(guards)
 
     def _undone(
         self, writes: list[_Write], exc: BaseException, *, again: bool, by_a_write: bool

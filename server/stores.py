@@ -36,27 +36,11 @@ class _GuardedWriter:
     def __init__(self, writer: Any, guard: Callable[[Any], None]) -> None:
         self._writer, self._guard = writer, guard
         self.inner = writer  # the store's own writer (the same for two stores sharing it)
-        # A batched write's set-based function, guarded: one wrapper each, so that this
-        # table's writes queued together still make one call (``group_commit.Batched``).
-        self._many: dict[Any, Callable[[Any, list[Any]], Any]] = {}
 
     def _batched(self, batched: Any) -> Any:
-        """``batched`` (a ``group_commit.Batched``) with its set-based function guarded:
-        one wrapper per function, so this table's writes queued together make one call."""
-        if batched is None:
-            return None
-        many = self._many.get(batched.many)
-        if many is None:
-            many = self._many[batched.many] = self._guard_many(batched.many)
-        return dataclasses.replace(batched, many=many)
-
-    def _guard_many(
-        self, inner: Callable[[Any, list[Any]], Any]
-    ) -> Callable[[Any, list[Any]], Any]:
-        def many(conn: Any, items: list[Any]) -> Any:
-            return self._wrap(lambda c: inner(c, items))(conn)
-
-        return many
+        """``batched`` (a ``group_commit.Batched``) carrying the guard: the writer checks it
+        before the run, and the run stays one call of each kind for every table's writes."""
+        return None if batched is None else dataclasses.replace(batched, guard=self._guard)
 
     def _wrap(self, apply: Callable[[Any], T]) -> Callable[[Any], T]:
         def guarded(conn: Any) -> T:

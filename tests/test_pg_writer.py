@@ -321,3 +321,94 @@ def test_a_linked_meter_waiting_for_its_rows_holds_up_no_other_write(postgres_ur
     asyncio.run(view.asettle_meters("t.2", {"jackpot": "link:j"}, apply))
     assert guard.calls == 1
     journal.close()
+
+
+def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node's tables each write through a view guarded by its own fence
+    (``server.cluster.fencing``); their bets queued together still make one transaction of
+    a few statements — every fence checked in one, the records in two, the debits in three
+    — not a set per table. A table whose fence another node has raised since is refused
+    alone: nothing of its bets is applied, and every other table's bets commit."""
+    from server.cluster.fencing import Fence, Fenced, raise_fence
+    from server.core import effects as fx
+    from server.journal import records as rec
+    from server.journal.pg_journal import PgJournal
+    from server.tables.waits import TableStores
+    from server.wallet.ledger import OPEN_WAGERS, PostResult
+
+    writer = PgWriter(postgres_url, "store")
+    ledger = PgLedger(postgres_url, writer=writer)
+    journal = PgJournal(postgres_url, writer=writer.shared())
+    for account, negative in (("house", True), (OPEN_WAGERS, False)):
+        ledger.open_account(account, may_go_negative=negative)
+    tables = [f"t{n}" for n in range(8)]
+    views = {}
+    with psycopg.connect(postgres_url) as conn:
+        for table in tables:
+            raise_fence(conn, table, 1, "node-a")
+    for table in tables:
+        journal.open_round(table, f"{table}.1", {})
+        fence = Fence(table, 1, "node-a")
+        views[table] = TableStores(table, guarded(ledger, fence), guarded(journal, fence), None)  # type: ignore[arg-type]
+    players = [f"p{n}" for n in range(3)]
+    for player in players:
+        ledger.open_account(f"player:{player}")
+        ledger.post(f"grant:{player}", [Transfer("house", f"player:{player}", 5000, "grant")])
+
+    def bet(table: str, player: str) -> tuple[Any, ...]:
+        record = rec.Bet(player=player, bet_id="b", spot="red", amount=100)
+        debit = Transfer(f"player:{player}", OPEN_WAGERS, 100, "wager", f"{table}.1", "b")
+        return fx.AppendRecord(f"{table}.1", record, player), fx.Post(
+            f"bet:{table}.1:{player}:b", (debit,)
+        )
+
+    statements: list[str] = []
+    execute = psycopg.Connection.execute
+
+    def counted(self: Conn, query: Any, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "pg-writer:store":
+            statements.append(str(query).split()[0])
+        return execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", counted)
+
+    async def burst(betting: list[str]) -> tuple[list[Any], int]:
+        groups = writer.groups
+        release, _ = _hold(writer)
+        waits = [
+            asyncio.ensure_future(views[t].results(bet(t, p))) for t in betting for p in players
+        ]
+        await asyncio.sleep(0.2)
+        statements.clear()
+        release.set()
+        results = list(await asyncio.gather(*waits, return_exceptions=True))
+        return results, writer.groups - groups
+
+    results, groups = asyncio.run(burst(tables[:4]))
+    assert groups == 2  # the held write's, then the bets'
+    for journaled, debited in results:
+        assert isinstance(journaled, int) and isinstance(debited, PostResult)
+    # One transaction: the fences (1), the records' rounds and inserts (2), the debits'
+    # keys, accounts and transfers (3) — for 4 tables' 12 bets.
+    assert len(statements) == 6, statements
+    assert ledger.balance(OPEN_WAGERS) == 1200
+
+    with psycopg.connect(postgres_url) as conn:  # node b takes table t5
+        raise_fence(conn, "t5", 2, "node-b")
+    results, _ = asyncio.run(burst(tables[4:]))
+    for n, table in enumerate(tables[4:]):
+        for journaled, debited in results[n * len(players) : (n + 1) * len(players)]:
+            if table == "t5":  # both halves of each bet refused (the table's core voids)
+                for half in (journaled, debited):
+                    assert isinstance(half, fx.Failed), half
+                    assert half.message.startswith(f"{Fenced.__name__}: fencing token refused")
+            else:
+                assert isinstance(journaled, int) and isinstance(debited, PostResult)
+    assert ledger.balance(OPEN_WAGERS) == 1200 + 3 * 3 * 100  # t4, t6, t7: three bets each
+    assert [r.kind for r in journal.records("t5.1")] == ["opened"]
+    assert {r.kind for r in journal.records("t6.1")} == {"opened", "bet"}
+    monkeypatch.undo()
+    ledger.close()
+    journal.close()

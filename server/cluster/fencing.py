@@ -72,6 +72,27 @@ class Fence:
             "SELECT token, node_id FROM table_fences WHERE table_id = %s FOR SHARE",
             (self.table_id,),
         ).fetchone()
+        self._holds(row)
+
+    @staticmethod
+    def check_many(conn: Any, fences: list[Fence]) -> None:
+        """Every one of ``fences`` at once, in one statement: the group commit's writes of
+        many tables check their fences together (``group_commit.Batched``). The rows are
+        locked in the order of their table ids, as every node's groups lock them, so that
+        two groups never wait for each other's fences in a circle."""
+        rows = {
+            table_id: (token, node_id)
+            for table_id, token, node_id in conn.execute(
+                "SELECT table_id, token, node_id FROM table_fences WHERE table_id = ANY(%s) "
+                "ORDER BY table_id FOR SHARE",
+                (sorted({fence.table_id for fence in fences}),),
+            ).fetchall()
+        }
+        for fence in fences:
+            fence._holds(rows.get(fence.table_id))
+
+    def _holds(self, row: Any) -> None:
+        """Raise ``Fenced`` unless the fence's row (token, node) holds this token."""
         if row is None or int(row[0]) != self.token:
             holder = f"node {row[1]} holds token {row[0]}" if row else "no node holds it"
             raise Fenced(
