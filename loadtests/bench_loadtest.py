@@ -230,6 +230,8 @@ def deploy(kind: str, config: Path, work: Path) -> Iterator[Deployed]:
 
 _BUCKET = re.compile(r'(croupier_\w+)_bucket\{le="([^"]+)"\} (\d+)')
 LAG = "croupier_event_loop_lag_seconds"
+ACK = "croupier_bet_ack_seconds"
+COMMIT = "croupier_store_commit_seconds"
 Buckets = dict[float, int]  # upper bound -> observations at most that (cumulative)
 
 
@@ -257,25 +259,42 @@ def p99_ms(before: Buckets, after: Buckets) -> float:
     return next(b for b, n in zip(bounds, counted, strict=True) if n >= 0.99 * counted[-1]) * 1000
 
 
+def worst_ms(before: Buckets, after: Buckets) -> float:
+    """The upper bound, in ms, of the highest bucket holding any of the observations
+    counted between two readings (inf: past the last bound; NaN when none were)."""
+    bounds = sorted(after)
+    counted = [after[b] - before.get(b, 0) for b in bounds]
+    if not counted or counted[-1] <= 0:
+        return math.nan
+    return next(b for b, n in zip(bounds, counted, strict=True) if n >= counted[-1]) * 1000
+
+
+def _summed(nodes: list[dict[str, Buckets]], name: str) -> Buckets:
+    total: Buckets = {}
+    for node in nodes:
+        for bound, count in node.get(name, {}).items():
+            total[bound] = total.get(bound, 0) + count
+    return total
+
+
 def _server_p99s(
     before: list[dict[str, Buckets]], after: list[dict[str, Buckets]]
-) -> tuple[float, float]:
-    """Between two scrapes: the nodes' bet acknowledgement p99 (their buckets summed) and
-    the worst node's event-loop lag p99, each in ms."""
-
-    def summed(nodes: list[dict[str, Buckets]]) -> Buckets:
-        total: Buckets = {}
-        for node in nodes:
-            for bound, count in node.get("croupier_bet_ack_seconds", {}).items():
-                total[bound] = total.get(bound, 0) + count
-        return total
-
+) -> tuple[float, float, float, float]:
+    """Between two scrapes: the nodes' bet acknowledgement p99 (their buckets summed), the
+    worst node's event-loop lag p99, and the nodes' store commits' p99 and slowest, each in
+    ms (the upper bound of its bucket)."""
     lags = [
         p99_ms(old.get(LAG, {}), new.get(LAG, {}))
         for old, new in zip(before, after, strict=True)
         if new.get(LAG)
     ]
-    return p99_ms(summed(before), summed(after)), max(lags, default=math.nan)
+    commits = _summed(before, COMMIT), _summed(after, COMMIT)
+    return (
+        p99_ms(_summed(before, ACK), _summed(after, ACK)),
+        max(lags, default=math.nan),
+        p99_ms(*commits),
+        worst_ms(*commits),
+    )
 
 
 def _machine_busy() -> float:
@@ -307,6 +326,11 @@ class Trial:
     # Locust's own: how late its gevent loop woke (p99), the part of its timing that is the
     # load generator's, not the server's ("locust loop lag" in its output)
     locust_lag_p99_ms: float = math.nan
+    # and the nodes' croupier_store_commit_seconds: their group commits' p99 and the slowest
+    # (the upper bound of the highest bucket any reached; inf past 1 s) — a disk that stalls
+    # holds every bet of its group with the node's CPU idle
+    commit_p99_ms: float = math.nan
+    commit_worst_ms: float = math.nan
     players_checked: int = 0
     locust_cores: float = math.nan  # Locust's CPU share over the steady part
     node_cores: float = math.nan  # the croupier nodes'
@@ -496,7 +520,12 @@ def trial(
             # the server side: the machine less Locust and less py-spy (all within the span)
             result.server_cores = (m1 - m0 - (l1 - l0) - spied) / span
         if len(scraped) == 2:
-            result.server_p99_ms, result.loop_lag_p99_ms = _server_p99s(*scraped)
+            (
+                result.server_p99_ms,
+                result.loop_lag_p99_ms,
+                result.commit_p99_ms,
+                result.commit_worst_ms,
+            ) = _server_p99s(*scraped)
         work_history = _history(work / "run_stats_history.csv")
         try:
             stats = _stats(work / "run_stats.csv")
@@ -539,7 +568,8 @@ def trial(
         f" {'held' if result.held else 'did not hold (' + result.why + ')'}; bet-ack p99 "
         f"{result.bet_p99_ms:g} ms (in the server ≤ {result.server_p99_ms:g} ms, loop lag p99 ≤ "
         f"{result.loop_lag_p99_ms:g} ms; Locust's loop lag p99 {result.locust_lag_p99_ms:g} "
-        f"ms); Locust "
+        f"ms; store commits p99 ≤ {result.commit_p99_ms:g} ms, slowest ≤ "
+        f"{result.commit_worst_ms:g} ms); Locust "
         f"{result.locust_cores:.0%}, server side "
         f"{result.server_cores:.0%} of a core",
         file=sys.stderr,
@@ -635,8 +665,9 @@ def _cores(value: float) -> str:
 
 def _where(trial: dict[str, Any]) -> str:
     """Where a trial's p99 went (results of older runs have no such figures: —)."""
-    figures = [trial.get(key, math.nan) for key in ("server_p99_ms", "loop_lag_p99_ms", "locust_lag_p99_ms")]  # fmt: skip  # noqa: E501
-    return " / ".join("—" if math.isnan(f) else f"{f:g}" for f in figures)
+    keys = ("server_p99_ms", "loop_lag_p99_ms", "locust_lag_p99_ms", "commit_p99_ms", "commit_worst_ms")  # fmt: skip  # noqa: E501
+    figures = [trial.get(key, math.nan) for key in keys]
+    return " / ".join("—" if math.isnan(f) else "> 1000" if math.isinf(f) else f"{f:g}" for f in figures)  # fmt: skip  # noqa: E501
 
 
 def render(result: dict[str, Any], command: str) -> str:
@@ -657,12 +688,14 @@ def render(result: dict[str, Any], command: str) -> str:
         "*Where the p99 went*: the nodes' own `croupier_bet_ack_seconds` p99 (frame read to "
         "`bet_accepted` written) and the busiest node's `croupier_event_loop_lag_seconds` p99 "
         "(a frame's wait to be read), each the upper bound of its bucket, then Locust's own "
-        "loop lag p99 (a reply's wait to be read by its user).",
+        "loop lag p99 (a reply's wait to be read by its user), then the nodes' "
+        "`croupier_store_commit_seconds` p99 and slowest (the bucket of the slowest group "
+        "commit: a disk that stalls holds every bet of its group while the CPU idles).",
         "",
         "| Scenario | deployment | capacity, users | bet-ack p50 / p99 ms | where the p99 went: "
-        "server ≤ / its loop lag ≤ / Locust's lag, ms | Locust CPU | "
-        "server-side CPU (nodes) | Locust ÷ server | users per Locust core | server milli-cores "
-        "per user | trials (users: held?) |",
+        "server ≤ / its loop lag ≤ / Locust's lag / commits p99 ≤ / slowest commit ≤, ms | "
+        "Locust CPU | server-side CPU (nodes) | Locust ÷ server | users per Locust core | "
+        "server milli-cores per user | trials (users: held?) |",
         "|---|---|---:|---|---|---:|---|---:|---:|---:|---|",
     ]
     for row in result["capacity"]:

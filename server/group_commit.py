@@ -36,15 +36,18 @@ import enum
 import logging
 import queue
 import threading
+import time
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, TypeVar
 
+from server.metrics import LATENCY_BUCKETS, Histogram
 from server.stores import StorageError
 
 __all__ = [
+    "COMMIT_SECONDS",
     "Backend",
     "Batched",
     "GroupCommitWriter",
@@ -60,6 +63,24 @@ log = logging.getLogger("croupier.storage")
 
 T = TypeVar("T")
 C = TypeVar("C")  # a backend's connection
+
+# Every store's commits, whichever writer thread made them (``/metrics``: the edge includes
+# it). A commit is the durable flush — SQLite's fsync of its WAL, PostgreSQL's COMMIT with its
+# WAL flush — which every write of the group waits for: a disk that stalls shows here, with
+# the event loop idle, and nowhere else.
+COMMIT_SECONDS: Final = Histogram(
+    "croupier_store_commit_seconds",
+    "Seconds each group commit of the stores took to be durable (every write of the group "
+    "waits for it): the disk's or the database's flush, not the event loop",
+    LATENCY_BUCKETS,
+)
+_commit_observed = threading.Lock()  # the writer threads observe it concurrently
+
+
+def _observe_commit(seconds: float) -> None:
+    with _commit_observed:
+        COMMIT_SECONDS.observe(seconds)
+
 
 # --- writes in flight ---------------------------------------------------------------------
 
@@ -507,7 +528,9 @@ class GroupCommitWriter(Generic[C]):
                 conn = backend.begin()
                 self.verified.clear()  # what a guard checked held in the last transaction only
                 outcomes = self._apply(conn, writes)
+                began = time.perf_counter()
                 backend.commit()
+                _observe_commit(time.perf_counter() - began)
             except StorageError as exc:  # no connection could be made: nothing began
                 return [(False, exc)] * len(writes)
             except _Undo as undo:

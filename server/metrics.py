@@ -16,7 +16,10 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-__all__ = ["Cell", "CounterFamily", "Histogram", "Registry"]
+__all__ = ["LATENCY_BUCKETS", "Cell", "CounterFamily", "Histogram", "Registry"]
+
+# Seconds: the buckets of every latency histogram (0.5 ms to 1 s), so they compare.
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 
 
 class Cell:
@@ -116,6 +119,11 @@ class Registry:
 
     def histogram(self, name: str, help_text: str, bounds: tuple[float, ...]) -> Histogram:
         return self._declare(Histogram(name, help_text, bounds))
+
+    def include(self, metric: Histogram) -> None:
+        """A histogram made by a layer below the one that renders it (the stores' commit
+        times, ``server.group_commit``)."""
+        self._declare(metric)
 
     def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
         """A value read when ``/metrics`` is fetched."""

@@ -458,3 +458,25 @@ def test_a_loop_that_is_gone_leaves_no_wake_ups_behind() -> None:
     gone = asyncio.run(use())
     gc.collect()
     assert gone() is None
+
+
+def test_each_commit_is_timed_in_the_histogram_an_operator_scrapes() -> None:
+    """``croupier_store_commit_seconds``: a commit that stalls (the disk flushing) lands in
+    the bucket of its time — the one place a stall with the event loop idle shows."""
+    from server.group_commit import COMMIT_SECONDS
+
+    class Stalling(Lists):
+        def commit(self) -> None:
+            time.sleep(0.03)
+            super().commit()
+
+    def bucket(bound: float) -> int:
+        return sum(COMMIT_SECONDS.counts[: COMMIT_SECONDS.bounds.index(bound) + 1])
+
+    total, within_25_ms, within_50_ms = sum(COMMIT_SECONDS.counts), bucket(0.025), bucket(0.05)
+    writer = GroupCommitWriter(Stalling())
+    assert writer.call(_add(1)) == 1
+    writer.close()
+    assert sum(COMMIT_SECONDS.counts) == total + 1
+    assert bucket(0.025) == within_25_ms  # it took 30 ms: not within 25
+    assert bucket(0.05) == within_50_ms + 1

@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from server.metrics import Registry
+from server.group_commit import COMMIT_SECONDS
+from server.metrics import LATENCY_BUCKETS, Registry
 
 if TYPE_CHECKING:
     from server.journal.journal import RoundStatus
@@ -22,7 +23,7 @@ __all__ = ["BET_ACK_BUCKETS", "Metrics"]
 
 # Seconds. The target is p99 <= 10 ms (docs/architecture.md, "Performance targets"); the
 # buckets resolve it finely and still show a stall of a second.
-BET_ACK_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+BET_ACK_BUCKETS = LATENCY_BUCKETS
 
 
 class Metrics(Registry):
@@ -91,6 +92,7 @@ class Metrics(Registry):
             "a turn held everything else, a received frame's wait before it is read included",
             BET_ACK_BUCKETS,
         )
+        self.include(COMMIT_SECONDS)  # the stores' writer threads observe it
         self.rounds_settled = self.counter(
             "croupier_rounds_settled_total",
             "Rounds settled and journaled, per game; recovered=true: completed at start-up "

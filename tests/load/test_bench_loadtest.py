@@ -75,16 +75,16 @@ def test_render_compares_the_deployments_and_says_when_none_held() -> None:
     assert "| `reconnect_storm` | single | none held |" not in text
     assert "| `reconnect_storm` | cluster-1 | none held |" in text
     assert "| `reconnect_storm` | — | none held | — |" in text  # single: not tried
-    assert "| 3 / 15 | — / — / — |" in text  # no figures of where the p99 went: dashes
+    assert "| 3 / 15 | — / — / — / — / — |" in text  # no figures of where the p99 went: dashes
 
 
 def test_the_server_side_p99s_come_from_the_nodes_histograms_between_two_scrapes() -> None:
     """Between two scrapes of every node's /metrics: the acknowledgements' p99 over the
-    nodes' buckets summed, and the worst node's loop lag p99 — each the upper bound of
-    the bucket that holds it."""
+    nodes' buckets summed, the worst node's loop lag p99, and the store commits' p99 and
+    slowest over the nodes — each the upper bound of the bucket that holds it."""
     import math
 
-    from loadtests.bench_loadtest import LAG, _server_p99s, p99_ms
+    from loadtests.bench_loadtest import COMMIT, LAG, _server_p99s, p99_ms, worst_ms
 
     inf = math.inf
     before = {0.01: 100, 0.025: 100, 0.05: 100, inf: 100}
@@ -92,20 +92,27 @@ def test_the_server_side_p99s_come_from_the_nodes_histograms_between_two_scrapes
     assert p99_ms(before, {0.01: 1080, 0.025: 1095, 0.05: 1100, inf: 1100}) == 25.0
     assert p99_ms(before, {0.01: 1090, 0.025: 1095, 0.05: 1100, inf: 1100}) == 10.0
     assert math.isnan(p99_ms(before, before))  # nothing counted between the scrapes
+    # the slowest: the 5 in the 50 ms bucket; then one past the last bound
+    assert worst_ms(before, {0.01: 1080, 0.025: 1095, 0.05: 1100, inf: 1100}) == 50.0
+    assert worst_ms(before, {0.01: 1080, 0.025: 1095, 0.05: 1100, inf: 1101}) == inf
+    assert math.isnan(worst_ms(before, before))
 
     ack = "croupier_bet_ack_seconds"
     nothing = {0.01: 0, inf: 0}
-    first = [{ack: nothing, LAG: nothing}, {ack: nothing, LAG: nothing}]
+    first = [{ack: nothing, LAG: nothing, COMMIT: nothing}, {ack: nothing, LAG: nothing}]
     second = [
-        {ack: {0.01: 100, inf: 100}, LAG: {0.01: 100, inf: 100}},  # lag all within 10 ms
+        # lag all within 10 ms; 200 commits, 1 of them past 10 ms
+        {ack: {0.01: 100, inf: 100}, LAG: {0.01: 100, inf: 100}, COMMIT: {0.01: 199, inf: 200}},
         {ack: {0.01: 0, inf: 1}, LAG: {0.01: 0, inf: 5}},  # acks and lag beyond the buckets
     ]
-    acks, lag = _server_p99s(first, second)
+    acks, lag, commits, slowest = _server_p99s(first, second)
     assert acks == 10.0  # 100 of 101 acknowledgements within 10 ms over both nodes
     assert lag == inf  # the worst node's
+    assert (commits, slowest) == (10.0, inf)
 
 
 def test_the_trial_line_says_where_the_p99_went() -> None:
+    import math
     from dataclasses import asdict
 
     from loadtests.bench_loadtest import Trial, render
@@ -114,11 +121,12 @@ def test_the_trial_line_says_where_the_p99_went() -> None:
         "peak_evening", "single", 4000, held=False, bet_p50_ms=3.0, bet_p99_ms=91.0,
         locust_cores=0.2, node_cores=0.5, server_cores=0.55,
         server_p99_ms=50.0, loop_lag_p99_ms=25.0, locust_lag_p99_ms=2.5,
+        commit_p99_ms=5.0, commit_worst_ms=math.inf,
     )  # fmt: skip
     row = {"scenario": "peak_evening", "deployment": "single", "best": asdict(trial),
            "trials": [asdict(trial)], "bottleneck": None}  # fmt: skip
     text = render({"capacity": [row], "cost": [], "load": "0 0 0"}, "cmd")
-    assert "| 3 / 91 | 50 / 25 / 2.5 |" in text
+    assert "| 3 / 91 | 50 / 25 / 2.5 / 5 / > 1000 |" in text
 
 
 def test_users_at_end_are_counted_before_locust_stops_them() -> None:

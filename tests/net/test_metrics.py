@@ -56,6 +56,7 @@ def test_an_operator_sees_bets_latency_rounds_connections_and_frames(tmp_path: P
         ):
             before = await scrape(service)
             assert before.value("croupier_connections_open") == 2
+            commits = before.value("croupier_store_commit_seconds_count")
             settled, voided = "croupier_rounds_settled_total", "croupier_rounds_voided_total"
             assert before.value(voided, game="roulette", recovered="true") == 1
             assert before.value(settled, game="big_six", recovered="false") == 0
@@ -97,6 +98,12 @@ def test_an_operator_sees_bets_latency_rounds_connections_and_frames(tmp_path: P
         assert after.value("croupier_bet_ack_seconds_count") == 2
         assert 0 < after.value("croupier_bet_ack_seconds_sum") < 2
         assert after.value("croupier_bet_ack_seconds_bucket", le="+Inf") == 2
+        # Each bet's debit and record, and each round's, were made durable by a group commit
+        # (the histogram is the process's: other tests' commits count in it too).
+        assert after.value("croupier_store_commit_seconds_count") >= commits + 2
+        assert after.value("croupier_store_commit_seconds_bucket", le="+Inf") == after.value(
+            "croupier_store_commit_seconds_count"
+        )
         assert after.value(settled, game="roulette", recovered="false") == 1
         assert after.value(settled, game="big_six", recovered="false") == 1
         assert after.value(voided, game="big_six", recovered="false") == 1
