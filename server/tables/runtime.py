@@ -342,6 +342,8 @@ class TableRuntime:
             self._posted.clear()  # only what this step posted is known to be current
         while True:
             wait = None
+            unread = self._unread(effects)
+            read = await self._read_balances(unread) if unread else {}
             for effect in effects:
                 kind = type(effect)
                 if kind is fx.Emit:
@@ -349,7 +351,7 @@ class TableRuntime:
                 elif kind is fx.Reply:
                     self._reply(effect)
                 elif kind is fx.BalanceChanged:
-                    self._balance_changed(effect.player_id, effect.reason)
+                    self._balance_changed(effect.player_id, effect.reason, read)
                 elif kind is fx.Deadline:
                     self._deadline = effect.at
                 elif kind is fx.RoundFinished:
@@ -412,8 +414,34 @@ class TableRuntime:
         posted = self._posted.get(account)
         return self.ledger.balance(account) if posted is None else posted
 
-    def _balance_changed(self, player_id: str, reason: str) -> None:
-        balance = self._balance(player_id)
+    def _unread(self, effects: list[Any]) -> list[str]:
+        """The accounts whose balance the step's balance frames need and its posts did not
+        report (a lost wager: the stake left the player's account when the bet was
+        placed)."""
+        posted = self._posted
+        return list(
+            dict.fromkeys(
+                account
+                for effect in effects
+                if type(effect) is fx.BalanceChanged
+                and (account := player_account(effect.player_id)) not in posted
+            )
+        )
+
+    async def _read_balances(self, accounts: list[str]) -> dict[str, int]:
+        """``accounts``' balances, read before the step's frames go (in their order) and
+        off the event loop: with a shared database each read is a round trip, and a
+        settlement has one per losing player."""
+        ledger = self.ledger
+        with in_flight():  # the step is not over until they are in (a test's ManualClock)
+            return await asyncio.to_thread(lambda: {a: ledger.balance(a) for a in accounts})
+
+    def _balance_changed(self, player_id: str, reason: str, read: Mapping[str, int]) -> None:
+        account = player_account(player_id)
+        balance = self._posted.get(account)
+        self._send_balance(player_id, read[account] if balance is None else balance, reason)
+
+    def _send_balance(self, player_id: str, balance: int, reason: str) -> None:
         frame = encode(BalanceChanged(balance=balance, reason=reason))
         if self.hooks.published is not None:
             self.hooks.published(None, player_id, frame)

@@ -257,3 +257,49 @@ def test_a_burst_of_bets_is_written_together_and_acknowledged_once_durable(tmp_p
         await h.stop()
 
     run(scenario())
+
+
+def test_a_losing_players_balance_frame_is_read_off_the_event_loop_in_its_place() -> None:
+    """A settlement's balance frame for a player it posted nothing to (a lost wager) needs
+    the balance read from the ledger: a round trip with a shared database, so it is read
+    on a worker thread, never on the event loop; each frame still follows its player's
+    ``wager_settled`` and carries the balance after the round."""
+    from server.protocol.messages import BalanceChanged
+
+    async def scenario() -> None:
+        h = Harness("roulette", wheel="single_zero")
+        viewers = {}
+        for player in ("alice", "bob"):
+            h.fund(player)
+            viewers[player] = RecordingViewer(player)
+            h.table.add_viewer(viewers[player], "player")
+        await h.start()
+        r = h.table.round_id
+        for player, spot in (("alice", "red"), ("bob", "black")):  # one loses (both on 0)
+            reply = await h.table.submit(
+                cmd.Place(player, round_id=r, bet_id="b1", spot=spot, amount=500)
+            )
+            assert reply.refusal is None
+        loop_thread = threading.current_thread()
+        read_on: list[threading.Thread] = []
+        balance = h.ledger.balance
+
+        def recorded(account: str) -> int:
+            read_on.append(threading.current_thread())
+            return balance(account)
+
+        h.ledger.balance = recorded  # type: ignore[method-assign]
+        await h.clock.advance(10)  # no more bets, spin, settle
+        assert h.journal.status(r) is RoundStatus.SETTLED
+        assert read_on and loop_thread not in read_on  # a loser's balance, read elsewhere
+        for player, viewer in viewers.items():
+            kinds = [
+                "balance" if isinstance(m, BalanceChanged) else getattr(m, "event", None)
+                for m in viewer.messages
+            ]
+            assert kinds[kinds.index("wager_settled") + 1] == "balance"
+            (frame,) = [m for m in viewer.messages if isinstance(m, BalanceChanged)]
+            assert frame.balance == balance(f"player:{player}") and frame.reason == "settlement"
+        await h.stop()
+
+    run(scenario())
