@@ -37,6 +37,12 @@ machine less Locust (nodes, Redis, PostgreSQL, nginx). *Users per Locust core* =
 Locust's CPU share; *CPU-s per user* = server-side CPU-seconds per second per user, the
 figure that carries to a bigger machine.
 
+**Disk or CPU.** A bet is acknowledged once its group commit is durable, so a disk that
+stalls holds every bet of the group with the node's core idle; each trial reports the
+nodes' commit p99 and slowest commit beside its bet-ack figures. ``--data-under /dev/shm``
+runs the same trials with the nodes' data on tmpfs — the same CPU work, the flushes almost
+free — which tells a capacity set by this machine's disk from one set by its CPU.
+
 **Locust's own cost.** Runs of ``peak_evening`` with only its players and only its
 spectators (Locust's positional user-class argument) at ``--cost-users`` users: users per
 Locust core for each kind of user, and Locust's CPU against the server's.
@@ -433,7 +439,7 @@ def trial(
     rate = min(args.rate, max(10.0, users / 10))  # ten seconds of ramp, or --rate a second
     ramp = users / rate
     run_time = ramp + args.steady
-    with tempfile.TemporaryDirectory(prefix="croupier-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="croupier-bench-", dir=args.data_under) as tmp:
         work = Path(tmp)
         text, tables = served(
             scenario, users, 0.0 if "Spectator" in classes else 1.0 if classes else 0.8
@@ -814,6 +820,15 @@ def main() -> int:
         help="print only (BENCHMARKS.md and loadtests/profiles/ untouched)",
     )
     parser.add_argument("--no-profile", action="store_true", help="no py-spy sampling")
+    parser.add_argument(
+        "--data-under",
+        type=Path,
+        default=None,
+        help="where each trial's work folder goes, the nodes' SQLite data with it (default: "
+        "the system's temporary folder). /dev/shm measures the same CPU work with the "
+        "disk's flushes almost free: a trial that fails on disk but holds there failed on "
+        "the disk, not on the node (a cluster's PostgreSQL stays where it runs)",
+    )
     parser.add_argument(
         "--profile-dir",
         type=Path,
