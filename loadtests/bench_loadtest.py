@@ -812,6 +812,18 @@ OPTIONS: list[Option] = [
 ]
 
 
+def _command(args: argparse.Namespace) -> str:
+    """The command that reproduces the run, with where its data lived: ``--data-under`` and
+    the PostgreSQL server the cluster's databases were made on, when not the default."""
+    command = command_line("loadtests.bench_loadtest", args, OPTIONS)
+    if args.data_under is not None:
+        command += f" --data-under {args.data_under}"
+    server = os.environ.get("CROUPIER_TEST_POSTGRES")
+    if server and any(d.startswith("cluster") for d in args.deployments.split(",")):
+        command = f"CROUPIER_TEST_POSTGRES={server} {command}"
+    return command
+
+
 def main() -> int:
     parser = option_parser(__doc__.splitlines()[0], OPTIONS)
     parser.add_argument(
@@ -873,7 +885,7 @@ def main() -> int:
     result["load"] = loadavg()
     args.profile_dir.mkdir(parents=True, exist_ok=True)
     (args.profile_dir / "results.json").write_text(json.dumps(result, indent=1, default=str))
-    text = render(result, command_line("loadtests.bench_loadtest", args, OPTIONS))
+    text = render(result, _command(args))
     print(text)
     if not args.no_write:
         write_section("loadtest", text)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from loadtests.bench_loadtest import PLAYERS_PER_COPY, _users_at_end, served, summarize
 from loadtests.scenarios.floors import PEAK_EVENING, RECONNECT_STORM
 from server.config import parse_config
@@ -141,3 +143,22 @@ def test_users_at_end_are_counted_before_locust_stops_them() -> None:
     lost = [*history[:2], line(150, 2990), *history[3:]]
     assert _users_at_end(lost, until=159) == 2990
     assert _users_at_end([line(100, 0)], until=159) == 0
+
+
+def test_the_command_written_says_where_the_data_lived(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run on tmpfs, or on another PostgreSQL, is reproduced only with those settings."""
+    import argparse
+
+    from loadtests.bench_loadtest import OPTIONS, _command
+
+    args = argparse.Namespace(**{o[0][2:].replace("-", "_"): o[2] for o in OPTIONS})
+    args.data_under = None
+    monkeypatch.delenv("CROUPIER_TEST_POSTGRES", raising=False)
+    assert _command(args) == ".venv/bin/python -m loadtests.bench_loadtest"
+    args.data_under, args.deployments = Path("/dev/shm"), "single,cluster-1"
+    monkeypatch.setenv("CROUPIER_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5439/postgres")
+    assert _command(args) == (
+        "CROUPIER_TEST_POSTGRES=postgresql://postgres@127.0.0.1:5439/postgres "
+        ".venv/bin/python -m loadtests.bench_loadtest --deployments single,cluster-1 "
+        "--data-under /dev/shm"
+    )
