@@ -83,47 +83,46 @@ def _append(
 def _append_each(
     conn: _Conn, items: list[tuple[str, str, dict[str, Any], str | None]]
 ) -> list[tuple[bool, Any]]:
-    """Append the records queued together — the bets of every table of the node — in two
-    round trips however many they are: lock their rounds' rows, then insert the players and
-    the records of the rounds still open, in the order given (their ``seq`` follows it). A
-    record for a round not open is refused alone (``group_commit.Batched``)."""
-    rounds = sorted({round_id for round_id, *_ in items})
-    status = dict(
-        conn.execute(
-            "SELECT round_id, status FROM rounds WHERE round_id = ANY(%s) "
-            "ORDER BY round_id FOR UPDATE",
-            (rounds,),
-        ).fetchall()
-    )
+    """Append the records queued together — the bets of every table of the node — in one
+    round trip however many they are: their rounds' rows locked, then the players and the
+    records of the rounds still open inserted, in the order given (their ``seq`` follows
+    it). A record for a round not open is refused alone (``group_commit.Batched``)."""
+    rows = conn.execute(
+        "WITH r AS (SELECT round_id, status FROM rounds WHERE round_id = ANY(%(rounds)s) "
+        "ORDER BY round_id FOR UPDATE), "
+        "u AS (SELECT * FROM unnest(%(r)s::text[], %(k)s::text[], %(j)s::text[], "
+        "%(p)s::text[]) WITH ORDINALITY AS u(r, k, j, p, n)), "
+        "ok AS (SELECT u.* FROM u JOIN r ON r.round_id = u.r WHERE r.status = %(open)s), "
+        "pl AS (INSERT INTO round_players(round_id, player_id) SELECT DISTINCT r, p FROM ok "
+        "WHERE p IS NOT NULL ON CONFLICT DO NOTHING), "
+        "i AS (INSERT INTO records(round_id, kind, payload) SELECT r, k, j FROM ok "
+        "ORDER BY n RETURNING seq) "
+        "SELECT round_id, status, NULL::bigint FROM r "
+        "UNION ALL SELECT NULL, NULL, seq FROM i",
+        {
+            "rounds": sorted({round_id for round_id, *_ in items}),
+            "r": [round_id for round_id, *_ in items],
+            "k": [kind for _, kind, _, _ in items],
+            "j": [
+                json.dumps(payload, separators=(",", ":"), sort_keys=True)
+                for _, _, payload, _ in items
+            ],
+            "p": [player for *_, player in items],
+            "open": RoundStatus.OPEN.value,
+        },
+    ).fetchall()
+    status = {round_id: now for round_id, now, seq in rows if seq is None}
+    # Assigned in the order inserted, which is the order given.
+    numbers = iter(sorted(int(seq) for _, _, seq in rows if seq is not None))
     outcomes: list[tuple[bool, Any]] = []
-    taken: list[tuple[str, str, str]] = []
-    players: dict[tuple[str, str], None] = {}
-    for round_id, kind, payload, player in items:
+    for round_id, *_ in items:
         now = status.get(round_id)
         if now != RoundStatus.OPEN.value:
             said = "was never opened" if now is None else f"is already {now}"
             outcomes.append((False, ValueError(f"round {round_id!r} {said}")))
-            continue
-        outcomes.append((True, None))
-        taken.append((round_id, kind, json.dumps(payload, separators=(",", ":"), sort_keys=True)))
-        if player is not None:
-            players[(round_id, player)] = None
-    if not taken:
-        return outcomes
-    seqs = conn.execute(
-        "WITH p AS (INSERT INTO round_players(round_id, player_id) SELECT * FROM "
-        "unnest(%s::text[], %s::text[]) ON CONFLICT DO NOTHING) "
-        "INSERT INTO records(round_id, kind, payload) SELECT r, k, j FROM "
-        "unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS u(r, k, j, n) "
-        "ORDER BY n RETURNING seq",
-        (
-            [round_id for round_id, _ in players],
-            [player for _, player in players],
-            *(list(column) for column in zip(*taken, strict=True)),
-        ),
-    ).fetchall()
-    numbers = iter(sorted(int(seq) for (seq,) in seqs))  # assigned in the order inserted
-    return [(True, next(numbers)) if ok else (ok, value) for ok, value in outcomes]
+        else:
+            outcomes.append((True, next(numbers)))
+    return outcomes
 
 
 def _finish_round(round_id: str, status: RoundStatus, payload: dict[str, Any], conn: _Conn) -> None:  # fmt: skip  # noqa: E501
