@@ -20,35 +20,24 @@ __all__ = ["PgJournal"]
 _Conn = psycopg.Connection[Any]
 
 
-def _insert(conn: _Conn, round_id: str, kind: str, payload: dict[str, Any]) -> int:
+def _open_round(table_id: str, round_id: str, payload: dict[str, Any], conn: _Conn) -> None:
+    """The round and its ``opened`` record in one statement, then the record's seq on the
+    round (a row inserted by a statement cannot be updated by the same statement)."""
     row = conn.execute(
-        "INSERT INTO records(round_id, kind, payload) VALUES (%s, %s, %s) RETURNING seq",
-        (round_id, kind, json.dumps(payload, separators=(",", ":"), sort_keys=True)),
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
-def _require_open(conn: _Conn, round_id: str) -> None:
-    row = conn.execute(
-        "SELECT status FROM rounds WHERE round_id = %s FOR UPDATE", (round_id,)
+        "WITH r AS (INSERT INTO rounds(round_id, table_id, status, opened_seq) "
+        "VALUES (%(r)s, %(t)s, %(open)s, 0) ON CONFLICT (round_id) DO NOTHING "
+        "RETURNING round_id) "
+        "INSERT INTO records(round_id, kind, payload) SELECT round_id, 'opened', %(j)s "
+        "FROM r RETURNING seq",
+        {"r": round_id, "t": table_id, "open": RoundStatus.OPEN.value, "j": _json(payload)},
     ).fetchone()
     if row is None:
-        raise ValueError(f"round {round_id!r} was never opened")
-    if row[0] != RoundStatus.OPEN.value:
-        raise ValueError(f"round {round_id!r} is already {row[0]}")
-
-
-def _open_round(table_id: str, round_id: str, payload: dict[str, Any], conn: _Conn) -> None:
-    inserted = conn.execute(
-        "INSERT INTO rounds(round_id, table_id, status, opened_seq) VALUES (%s, %s, %s, 0) "
-        "ON CONFLICT (round_id) DO NOTHING",
-        (round_id, table_id, RoundStatus.OPEN.value),
-    ).rowcount
-    if not inserted:
         raise ValueError(f"round {round_id!r} is already journaled")
-    seq = _insert(conn, round_id, "opened", payload)
-    conn.execute("UPDATE rounds SET opened_seq = %s WHERE round_id = %s", (seq, round_id))
+    conn.execute("UPDATE rounds SET opened_seq = %s WHERE round_id = %s", (row[0], round_id))
+
+
+def _json(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, separators=(",", ":"), sort_keys=True)
 
 
 def _append(
@@ -67,7 +56,7 @@ def _append(
             "r": round_id,
             "p": player,
             "k": kind,
-            "j": json.dumps(payload, separators=(",", ":"), sort_keys=True),
+            "j": _json(payload),
             "open": RoundStatus.OPEN.value,
         },
     ).fetchone()
@@ -103,10 +92,7 @@ def _append_each(
             "rounds": sorted({round_id for round_id, *_ in items}),
             "r": [round_id for round_id, *_ in items],
             "k": [kind for _, kind, _, _ in items],
-            "j": [
-                json.dumps(payload, separators=(",", ":"), sort_keys=True)
-                for _, _, payload, _ in items
-            ],
+            "j": [_json(payload) for _, _, payload, _ in items],
             "p": [player for *_, player in items],
             "open": RoundStatus.OPEN.value,
         },
@@ -126,12 +112,21 @@ def _append_each(
 
 
 def _finish_round(round_id: str, status: RoundStatus, payload: dict[str, Any], conn: _Conn) -> None:  # fmt: skip  # noqa: E501
-    _require_open(conn, round_id)
-    seq = _insert(conn, round_id, status.value, payload)
-    conn.execute(
-        "UPDATE rounds SET status = %s, finished_seq = %s WHERE round_id = %s",
-        (status.value, seq, round_id),
-    )
+    """The last record and the round's status in one statement, while the round is open."""
+    row = conn.execute(
+        "WITH r AS (SELECT status FROM rounds WHERE round_id = %(r)s FOR UPDATE), "
+        "i AS (INSERT INTO records(round_id, kind, payload) SELECT %(r)s, %(k)s, %(j)s "
+        "FROM r WHERE r.status = %(open)s RETURNING seq), "
+        "u AS (UPDATE rounds SET status = %(k)s, finished_seq = i.seq FROM i "
+        "WHERE rounds.round_id = %(r)s) "
+        "SELECT (SELECT status FROM r), (SELECT seq FROM i)",
+        {"r": round_id, "k": status.value, "j": _json(payload), "open": RoundStatus.OPEN.value},
+    ).fetchone()
+    assert row is not None
+    if row[0] is None:
+        raise ValueError(f"round {round_id!r} was never opened")
+    if row[1] is None:
+        raise ValueError(f"round {round_id!r} is already {row[0]}")
 
 
 def _save_state(table_id: str, key: str, state: str, conn: _Conn) -> None:

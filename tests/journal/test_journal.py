@@ -78,6 +78,12 @@ def test_nothing_is_appended_to_a_finished_or_unknown_round(journal_at: Opener) 
         journal.open_round("t", "r1", {})
     with pytest.raises(ValueError):
         journal.finish_round("r1", RoundStatus.OPEN, {})
+    with pytest.raises(ValueError, match="already settled"):
+        journal.finish_round("r1", RoundStatus.VOIDED, {"reason": "again"})
+    with pytest.raises(ValueError, match="never opened"):
+        journal.finish_round("r9", RoundStatus.SETTLED, {})
+    assert [r.kind for r in journal.records("r1")] == ["opened", "settled"]
+    assert journal.status("r1") is RoundStatus.SETTLED and journal.status("r9") is None
 
 
 def test_player_rounds_lists_the_last_ten_finished_newest_first(journal_at: Opener) -> None:
