@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from rng.errors import RngError
 from server.core import effects as fx
@@ -23,6 +23,8 @@ from server.journal.records import payload_of
 from server.storage import in_flight, joined
 from server.tables.chance import answer_chance
 from server.wallet.ledger import InsufficientFunds, Ledger
+
+T = TypeVar("T")
 
 __all__ = ["STATUS", "ChanceDevices", "TableStores", "failure"]
 
@@ -177,6 +179,14 @@ class TableStores:
         except Exception as exc:
             return failure(exc)
 
+    @staticmethod
+    async def _read(read: Callable[[str], T], account: str) -> T:
+        """A read of the store, off the event loop: with a shared database a round trip,
+        which on the loop would hold every connection of the node. Counted in flight until
+        it is in (a test's ``ManualClock`` waits for it)."""
+        with in_flight():
+            return await asyncio.to_thread(read, account)
+
     def _start(self, effect: Any) -> Awaitable[Any] | Any:
         """Start one effect: an awaitable (a write, on the store's writer thread), or the
         answer at once (a read, a chance outcome)."""
@@ -198,7 +208,7 @@ class TableStores:
             case fx.ReadLinked():
                 return self._read_linked()
             case fx.ReadAvailable(account=account):
-                return self.ledger.available(account)
+                return self._read(self.ledger.available, account)
             case fx.Chance(request=request, hole=hole):
                 if self.devices is not None and self.devices.answers(request):
                     return self._from_devices(effect)

@@ -5,6 +5,7 @@ hand whose hole card is never sent before the dealer's turn."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -104,8 +105,19 @@ def test_casino_war_a_tie_goes_to_war_and_a_silent_player_surrenders(tmp_path: P
             request = await ann.event("decision_requested")
             assert request.data["player_id"] == ann.welcome.player_id
             assert set(request.data["options"]) == {"war", "war+tie", "surrender"}
+            # The decision's balance check reads the ledger: off the event loop (on a
+            # cluster's PostgreSQL a round trip holding every connection of the node).
+            read_on: list[threading.Thread] = []
+            available = service.ledger.available
+
+            def recorded(account: str) -> int:
+                read_on.append(threading.current_thread())
+                return available(account)
+
+            service.ledger.available = recorded  # type: ignore[method-assign]
             await ann.send(Decide(table="war", round=r, spot=request.data["spot"], decision="war"))
             await ann.expect(BalanceChanged)  # the War Wager was debited
+            assert read_on and threading.current_thread() not in read_on
             await advance(service, 5)  # Bob never answers: he surrenders (651a.9(c)(1))
             await ann.event("round_settled")
             await bob.event("round_settled")
