@@ -255,24 +255,25 @@ def _histograms(urls: list[str]) -> list[dict[str, Buckets]]:
     return nodes
 
 
-def p99_ms(before: Buckets, after: Buckets) -> float:
-    """The upper bound, in ms, of the bucket holding the p99 of the observations counted
-    between two readings of a histogram (NaN when none were)."""
+def _bucket_ms(before: Buckets, after: Buckets, share: float) -> float:
+    """The upper bound, in ms, of the first bucket holding ``share`` of the observations
+    counted between two readings of a histogram (inf: past the last bound; NaN when none
+    were)."""
     bounds = sorted(after)
     counted = [after[b] - before.get(b, 0) for b in bounds]
     if not counted or counted[-1] <= 0:
         return math.nan
-    return next(b for b, n in zip(bounds, counted, strict=True) if n >= 0.99 * counted[-1]) * 1000
+    return next(b for b, n in zip(bounds, counted, strict=True) if n >= share * counted[-1]) * 1000
+
+
+def p99_ms(before: Buckets, after: Buckets) -> float:
+    """The bucket holding the p99 (``_bucket_ms``)."""
+    return _bucket_ms(before, after, 0.99)
 
 
 def worst_ms(before: Buckets, after: Buckets) -> float:
-    """The upper bound, in ms, of the highest bucket holding any of the observations
-    counted between two readings (inf: past the last bound; NaN when none were)."""
-    bounds = sorted(after)
-    counted = [after[b] - before.get(b, 0) for b in bounds]
-    if not counted or counted[-1] <= 0:
-        return math.nan
-    return next(b for b, n in zip(bounds, counted, strict=True) if n >= counted[-1]) * 1000
+    """The highest bucket holding any observation: the slowest (``_bucket_ms``)."""
+    return _bucket_ms(before, after, 1.0)
 
 
 def _summed(nodes: list[dict[str, Buckets]], name: str) -> Buckets:

@@ -220,6 +220,33 @@ def test_a_writer_stalled_inside_its_transaction_lets_go_of_its_rows(postgres_ur
     writer.close()
 
 
+def _shared_stores(url: str) -> tuple[PgWriter, PgLedger, Any]:
+    """A ledger and a journal of one database sharing one writer (``server.app.stores``),
+    with the house's account and the open wagers'."""
+    from server.journal.pg_journal import PgJournal
+    from server.wallet.ledger import OPEN_WAGERS
+
+    writer = PgWriter(url, "store")
+    ledger = PgLedger(url, writer=writer)
+    journal = PgJournal(url, writer=writer.shared())
+    for account, negative in (("house", True), (OPEN_WAGERS, False)):
+        ledger.open_account(account, may_go_negative=negative)
+    return writer, ledger, journal
+
+
+def _bet(round_id: str, player: str) -> tuple[Any, ...]:
+    """A bet of 100 on red as a table core waits for it: its record and its debit."""
+    from server.core import effects as fx
+    from server.journal import records as rec
+    from server.wallet.ledger import OPEN_WAGERS
+
+    record = rec.Bet(player=player, bet_id="b", spot="red", amount=100)
+    debit = Transfer(f"player:{player}", OPEN_WAGERS, 100, "wager", round_id, "b")
+    return fx.AppendRecord(round_id, record, player), fx.Post(
+        f"bet:{round_id}:{player}:b", (debit,)
+    )
+
+
 def test_a_bets_record_and_debit_commit_together_where_one_database_keeps_both(
     postgres_url: str,
 ) -> None:
@@ -230,16 +257,10 @@ def test_a_bets_record_and_debit_commit_together_where_one_database_keeps_both(
     cluster table's guarded views take the same path, the fence checked once; the writer
     ends with the last of its stores."""
     from server.core import effects as fx
-    from server.journal import records as rec
-    from server.journal.pg_journal import PgJournal
     from server.tables.waits import TableStores
     from server.wallet.ledger import OPEN_WAGERS, PostResult
 
-    writer = PgWriter(postgres_url, "store")
-    ledger = PgLedger(postgres_url, writer=writer)
-    journal = PgJournal(postgres_url, writer=writer.shared())
-    for account, negative in (("house", True), (OPEN_WAGERS, False)):
-        ledger.open_account(account, may_go_negative=negative)
+    writer, ledger, journal = _shared_stores(postgres_url)
     players = [f"player:p{n}" for n in range(10)]
     for player in players:
         ledger.open_account(player)
@@ -249,10 +270,7 @@ def test_a_bets_record_and_debit_commit_together_where_one_database_keeps_both(
     stores = TableStores("t", ledger, journal, None)  # type: ignore[arg-type]
 
     def bet(player: str) -> tuple[Any, ...]:
-        name = player.split(":")[1]
-        record = rec.Bet(player=name, bet_id="b", spot="red", amount=100)
-        debit = Transfer(player, OPEN_WAGERS, 100, "wager", "t.1", "b")
-        return fx.AppendRecord("t.1", record, name), fx.Post(f"bet:t.1:{name}:b", (debit,))
+        return _bet("t.1", player.split(":")[1])
 
     async def burst(on: TableStores) -> list[tuple[Any, ...]]:
         release, _ = _hold(writer)
@@ -333,16 +351,10 @@ def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
     alone: nothing of its bets is applied, and every other table's bets commit."""
     from server.cluster.fencing import Fence, Fenced, raise_fence
     from server.core import effects as fx
-    from server.journal import records as rec
-    from server.journal.pg_journal import PgJournal
     from server.tables.waits import TableStores
     from server.wallet.ledger import OPEN_WAGERS, PostResult
 
-    writer = PgWriter(postgres_url, "store")
-    ledger = PgLedger(postgres_url, writer=writer)
-    journal = PgJournal(postgres_url, writer=writer.shared())
-    for account, negative in (("house", True), (OPEN_WAGERS, False)):
-        ledger.open_account(account, may_go_negative=negative)
+    writer, ledger, journal = _shared_stores(postgres_url)
     tables = [f"t{n}" for n in range(8)]
     views = {}
     with psycopg.connect(postgres_url) as conn:
@@ -356,13 +368,6 @@ def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
     for player in players:
         ledger.open_account(f"player:{player}")
         ledger.post(f"grant:{player}", [Transfer("house", f"player:{player}", 5000, "grant")])
-
-    def bet(table: str, player: str) -> tuple[Any, ...]:
-        record = rec.Bet(player=player, bet_id="b", spot="red", amount=100)
-        debit = Transfer(f"player:{player}", OPEN_WAGERS, 100, "wager", f"{table}.1", "b")
-        return fx.AppendRecord(f"{table}.1", record, player), fx.Post(
-            f"bet:{table}.1:{player}:b", (debit,)
-        )
 
     statements: list[str] = []
     execute = psycopg.Connection.execute
@@ -378,7 +383,9 @@ def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
         groups = writer.groups
         release, _ = _hold(writer)
         waits = [
-            asyncio.ensure_future(views[t].results(bet(t, p))) for t in betting for p in players
+            asyncio.ensure_future(views[t].results(_bet(f"{t}.1", p)))
+            for t in betting
+            for p in players
         ]
         await asyncio.sleep(0.2)
         statements.clear()

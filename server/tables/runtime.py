@@ -433,8 +433,7 @@ class TableRuntime:
         off the event loop: with a shared database each read is a round trip, and a
         settlement has one per losing player."""
         ledger = self.ledger
-        with in_flight():  # the step is not over until they are in (a test's ManualClock)
-            return await asyncio.to_thread(lambda: {a: ledger.balance(a) for a in accounts})
+        return await self.stores.off_loop(lambda: {a: ledger.balance(a) for a in accounts})
 
     def _balance_changed(self, player_id: str, reason: str, read: Mapping[str, int]) -> None:
         account = player_account(player_id)

@@ -180,12 +180,12 @@ class TableStores:
             return failure(exc)
 
     @staticmethod
-    async def _read(read: Callable[[str], T], account: str) -> T:
-        """A read of the store, off the event loop: with a shared database a round trip,
+    async def off_loop(read: Callable[[], T]) -> T:
+        """A read of the stores, off the event loop: with a shared database a round trip,
         which on the loop would hold every connection of the node. Counted in flight until
         it is in (a test's ``ManualClock`` waits for it)."""
         with in_flight():
-            return await asyncio.to_thread(read, account)
+            return await asyncio.to_thread(read)
 
     def _start(self, effect: Any) -> Awaitable[Any] | Any:
         """Start one effect: an awaitable (a write, on the store's writer thread), or the
@@ -208,7 +208,7 @@ class TableStores:
             case fx.ReadLinked():
                 return self._read_linked()
             case fx.ReadAvailable(account=account):
-                return self._read(self.ledger.available, account)
+                return self.off_loop(partial(self.ledger.available, account))
             case fx.Chance(request=request, hole=hole):
                 if self.devices is not None and self.devices.answers(request):
                     return self._from_devices(effect)

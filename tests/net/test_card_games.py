@@ -24,6 +24,7 @@ from server.protocol.messages import (
     TableEvent,
 )
 from tests.net.live import Client, advance, live_service
+from tests.threads import threads_calling
 
 TABLES = """
 [server]
@@ -107,14 +108,7 @@ def test_casino_war_a_tie_goes_to_war_and_a_silent_player_surrenders(tmp_path: P
             assert set(request.data["options"]) == {"war", "war+tie", "surrender"}
             # The decision's balance check reads the ledger: off the event loop (on a
             # cluster's PostgreSQL a round trip holding every connection of the node).
-            read_on: list[threading.Thread] = []
-            available = service.ledger.available
-
-            def recorded(account: str) -> int:
-                read_on.append(threading.current_thread())
-                return available(account)
-
-            service.ledger.available = recorded  # type: ignore[method-assign]
+            read_on = threads_calling(service.ledger, "available")
             await ann.send(Decide(table="war", round=r, spot=request.data["spot"], decision="war"))
             await ann.expect(BalanceChanged)  # the War Wager was debited
             assert read_on and threading.current_thread() not in read_on

@@ -11,6 +11,7 @@ from server.core import commands as cmd
 from server.core.commands import Tick
 from server.journal import RoundStatus
 from tests.tables.harness import Harness, RecordingViewer
+from tests.threads import threads_calling
 
 
 def run(coro: object) -> None:
@@ -280,18 +281,11 @@ def test_a_losing_players_balance_frame_is_read_off_the_event_loop_in_its_place(
                 cmd.Place(player, round_id=r, bet_id="b1", spot=spot, amount=500)
             )
             assert reply.refusal is None
-        loop_thread = threading.current_thread()
-        read_on: list[threading.Thread] = []
-        balance = h.ledger.balance
-
-        def recorded(account: str) -> int:
-            read_on.append(threading.current_thread())
-            return balance(account)
-
-        h.ledger.balance = recorded  # type: ignore[method-assign]
+        read_on = threads_calling(h.ledger, "balance")
         await h.clock.advance(10)  # no more bets, spin, settle
         assert h.journal.status(r) is RoundStatus.SETTLED
-        assert read_on and loop_thread not in read_on  # a loser's balance, read elsewhere
+        # a loser's balance, read elsewhere
+        assert read_on and threading.current_thread() not in read_on
         for player, viewer in viewers.items():
             kinds = [
                 "balance" if isinstance(m, BalanceChanged) else getattr(m, "event", None)
@@ -299,7 +293,7 @@ def test_a_losing_players_balance_frame_is_read_off_the_event_loop_in_its_place(
             ]
             assert kinds[kinds.index("wager_settled") + 1] == "balance"
             (frame,) = [m for m in viewer.messages if isinstance(m, BalanceChanged)]
-            assert frame.balance == balance(f"player:{player}") and frame.reason == "settlement"
+            assert frame.balance == h.balance(player) and frame.reason == "settlement"
         await h.stop()
 
     run(scenario())
