@@ -57,6 +57,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -512,8 +513,10 @@ def trial(
                 kept = args.profile_dir / f"{scenario}-{deployment}-{users}-{name}"
                 kept.parent.mkdir(parents=True, exist_ok=True)
                 for suffix in (".txt", ".svg"):
+                    # (a move, not a rename: with --data-under /dev/shm the work folder is
+                    # on another file system than the profiles' folder)
                     with contextlib.suppress(OSError):
-                        (work / f"profile-{name}{suffix}").replace(kept.with_suffix(suffix))
+                        shutil.move(work / f"profile-{name}{suffix}", kept.with_suffix(suffix))
                 result.profiles[name] = {
                     "top": summarize(kept.with_suffix(".txt"), profiled),
                     "svg": str(kept.with_suffix(".svg")),
@@ -578,7 +581,7 @@ def trial(
         f"ms; store commits p99 ≤ {result.commit_p99_ms:g} ms, slowest ≤ "
         f"{result.commit_worst_ms:g} ms); Locust "
         f"{result.locust_cores:.0%}, server side "
-        f"{result.server_cores:.0%} of a core",
+        f"{result.server_cores:.0%} of a core (the nodes {result.node_cores:.0%})",
         file=sys.stderr,
         flush=True,
     )
