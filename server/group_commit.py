@@ -53,6 +53,7 @@ __all__ = [
     "GroupCommitWriter",
     "Prepared",
     "Verdict",
+    "check_guards",
     "hold_in_flight",
     "in_flight",
     "joined",
@@ -216,6 +217,20 @@ class Backend(ABC, Generic[C]):
 _Outcome = tuple[bool, Any]  # (True, what ``apply`` returned) or (False, what it fails with)
 
 
+def check_guards(conn: Any, guards: list[Callable[[Any], None]]) -> None:
+    """Run ``guards`` in the open transaction: those of a type with a ``check_many`` in one
+    call of it, the others one by one; the first that fails raises."""
+    by_kind: dict[Any, list[Callable[[Any], None]]] = {}
+    for guard in guards:
+        by_kind.setdefault(getattr(type(guard), "check_many", None), []).append(guard)
+    for check_many, same in by_kind.items():
+        if check_many is None:
+            for guard in same:
+                guard(conn)
+        else:
+            check_many(conn, same)
+
+
 @dataclass(frozen=True, slots=True)
 class Batched:
     """A write that may be applied set-based with the writes queued next to it (on a backend
@@ -231,7 +246,11 @@ class Batched:
     ``many``, so that the writes of many tables still make one call of each kind; the run's
     distinct guards are checked before it, once per transaction — in one call for all of
     those whose type has a ``check_many(conn, guards)`` — and one that raises undoes the
-    group as ``many`` raising does."""
+    group as ``many`` raising does. A ``many`` marked ``takes_guards`` is handed the
+    run's guards not yet checked instead, as a third argument, and checks them in its own
+    statement (a PostgreSQL ledger's debits and the tables' fences, one round trip); it runs
+    after the run's other kinds, so that the rows it locks are held the shortest time, and
+    what it raises undoes the group all the same."""
 
     many: Callable[[Any, list[Any]], list[_Outcome]]
     item: Any
@@ -239,9 +258,12 @@ class Batched:
 
     def apply(self, conn: Any) -> Any:
         """The write alone (what a backend without ``batches`` applies)."""
-        if self.guard is not None:
-            self.guard(conn)
-        ((ok, value),) = self.many(conn, [self.item])
+        if self.guard is not None and getattr(self.many, "takes_guards", False):
+            ((ok, value),) = self.many(conn, [self.item], [self.guard])  # type: ignore[call-arg]
+        else:
+            if self.guard is not None:
+                self.guard(conn)
+            ((ok, value),) = self.many(conn, [self.item])
         if not ok:
             raise value
         return value
@@ -578,42 +600,36 @@ class GroupCommitWriter(Generic[C]):
         """A run of batched writes: their guards checked, then each kind's items in one
         call, in their order — whichever tables they come from."""
         kinds: dict[Callable[[Any, list[Any]], list[_Outcome]], list[int]] = {}
-        guards: dict[Callable[[Any], None], None] = {}
+        guards: dict[Callable[[Any], None], None] = {}  # (a dict: in order, once each)
         for n, write in enumerate(run):
             assert write.batched is not None
             kinds.setdefault(write.batched.many, []).append(n)
             guard = write.batched.guard
             if guard is not None and guard not in self.verified:
                 guards[guard] = None
-        if guards:
-            try:
-                self._check(conn, list(guards))
-            except Exception as exc:
-                raise _Undo(exc) from exc
+        checked = list(guards)  # each holds until the commit once passed (``verified``)
+        takers = [many for many in kinds if getattr(many, "takes_guards", False)]
+        try:
+            if guards and not takers:
+                check_guards(conn, list(guards))
+        except Exception as exc:
+            raise _Undo(exc) from exc
         outcomes: list[_Outcome | None] = [None] * len(run)
-        for many, positions in kinds.items():
+        for many in [m for m in kinds if m not in takers] + takers:
+            positions = kinds[many]
+            items = [run[n].batched.item for n in positions]  # type: ignore[union-attr]
             try:
-                done = many(conn, [run[n].batched.item for n in positions])  # type: ignore[union-attr]
+                if many in takers:
+                    done = many(conn, items, list(guards))  # type: ignore[call-arg]
+                    guards = {}  # checked by the first
+                else:
+                    done = many(conn, items)
             except Exception as exc:
                 raise _Undo(exc) from exc
             for n, outcome in zip(positions, done, strict=True):
                 outcomes[n] = outcome
+        self.verified.update(checked)  # (not reached when one of them raised)
         return [o for o in outcomes if o is not None]
-
-    def _check(self, conn: C, guards: list[Callable[[Any], None]]) -> None:
-        """Run ``guards`` (none checked yet in this transaction): those of a type with a
-        ``check_many`` in one call of it, the others one by one. Once passed, each holds
-        until the commit (``verified``)."""
-        by_kind: dict[Any, list[Callable[[Any], None]]] = {}
-        for guard in guards:
-            by_kind.setdefault(getattr(type(guard), "check_many", None), []).append(guard)
-        for check_many, same in by_kind.items():
-            if check_many is None:
-                for guard in same:
-                    guard(conn)
-            else:
-                check_many(conn, same)
-        self.verified.update(guards)
 
     def _undone(
         self, writes: list[_Write], exc: BaseException, *, again: bool, by_a_write: bool

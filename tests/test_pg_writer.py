@@ -346,9 +346,10 @@ def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
 ) -> None:
     """A node's tables each write through a view guarded by its own fence
     (``server.cluster.fencing``); their bets queued together still make one transaction of
-    a few statements — every fence checked in one, the records in one, the debits in three
-    — not a set per table. A table whose fence another node has raised since is refused
-    alone: nothing of its bets is applied, and every other table's bets commit."""
+    two statements — the records in one, the debits in the other with every fence
+    (``croupier_post``) — not a set per table. A table whose fence another node has raised
+    since is refused alone: nothing of its bets is applied, and every other table's bets
+    commit."""
     from server.cluster.fencing import Fence, Fenced, raise_fence
     from server.core import effects as fx
     from server.tables.waits import TableStores
@@ -397,9 +398,9 @@ def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
     assert groups == 2  # the held write's, then the bets'
     for journaled, debited in results:
         assert isinstance(journaled, int) and isinstance(debited, PostResult)
-    # One transaction: the fences (1), the records (1), the debits' keys, accounts and
-    # transfers (3) — for 4 tables' 12 bets.
-    assert len(statements) == 5, statements
+    # One transaction: the records (1), then the fences with the debits' keys, accounts and
+    # transfers (1) — for 4 tables' 12 bets.
+    assert len(statements) == 2, statements
     assert ledger.balance(OPEN_WAGERS) == 1200
 
     with psycopg.connect(postgres_url) as conn:  # node b takes table t5

@@ -9,20 +9,24 @@ name order), checks each account's rule against the locked balance, and writes: 
 racing for one balance, from any nodes, are serialised by the row lock and the second sees
 the first — a balance that may not go negative never does. A refusal raises, and the
 transaction (``server.pg_storage.PgWriter``'s) undoes the key's claim with the rest.
+
+All of that is one statement, ``croupier_post`` (a function of the schema's fifth
+migration), for every batch the writer's group holds — with the fences of the tables whose
+bets they are: the node's one writer thread waits out one round trip for them, not four.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
 
+from server.group_commit import check_guards
 from server.pg_storage import PgReader, PgWriter, connect, require_schema
-from server.wallet.books import Books, Row, net_changes, new_balance, posted_before
-from server.wallet.ledger import (
-    LedgerError,
-    PostResult,
-)
+from server.stores import StorageError
+from server.wallet.books import Books, Row, new_balance, posted_before
+from server.wallet.ledger import LedgerError, PostResult
 
 __all__ = ["PgLedger"]
 
@@ -35,11 +39,10 @@ def _apply(key: str, wanted: list[Row], conn: psycopg.Connection[Any]) -> PostRe
 def _apply_many(
     batches: list[tuple[str, list[Row]]], conn: psycopg.Connection[Any]
 ) -> list[PostResult]:
-    """Post ``batches`` (distinct keys) in order inside the writer's transaction, in three
-    round trips however many they are: claim the keys, lock the accounts, write the
-    transfers and balances. A round's settlement is one such call, not a queue of batches
-    at three round trips each that bets would wait behind. One refused: it raises, and the
-    transaction undoes them all."""
+    """Post ``batches`` (distinct keys) in order inside the writer's transaction, in one
+    round trip however many they are (``croupier_post``, the schema's fifth migration). A
+    round's settlement is one such call, not a queue of batches that bets would wait
+    behind. One refused: it raises, and the transaction undoes them all."""
     results = []
     for ok, value in _post(conn, batches, each=False):
         assert ok
@@ -48,86 +51,71 @@ def _apply_many(
 
 
 def _post_each(
-    conn: psycopg.Connection[Any], batches: list[tuple[str, list[Row]]]
+    conn: psycopg.Connection[Any],
+    batches: list[tuple[str, list[Row]]],
+    guards: list[Callable[[Any], None]] | None = None,
 ) -> list[tuple[bool, Any]]:
     """Post ``batches`` — the bets' debits queued together from every table of the node —
-    each on its own: the same three round trips for all of them, and a batch refused (the
-    player's balance, an unknown account, a key posted with other transfers) is refused
-    alone, its outcome the exception, the others posted (``group_commit.Batched``)."""
+    each on its own, in one round trip: a batch refused (the player's balance, an unknown
+    account, a key posted with other transfers) is refused alone, its outcome the exception,
+    the others posted (``group_commit.Batched``). ``guards``: the run's checks not made yet
+    in this transaction (``takes_guards``); the tables' fences among them are checked in the
+    same statement, any other guard first, as the writer would."""
     if len({key for key, _ in batches}) != len(batches):
         raise ValueError("a batch key twice in one group")  # made one by one instead
-    return _post(conn, batches, each=True)
+    return _post(conn, batches, each=True, guards=guards or [])
+
+
+_post_each.takes_guards = True  # type: ignore[attr-defined]
 
 
 def _post(
-    conn: psycopg.Connection[Any], batches: list[tuple[str, list[Row]]], *, each: bool
+    conn: psycopg.Connection[Any],
+    batches: list[tuple[str, list[Row]]],
+    *,
+    each: bool,
+    guards: Sequence[Callable[[Any], None]] = (),
 ) -> list[tuple[bool, Any]]:
-    # The keys first: a batch posted before (or being posted by another node this instant,
-    # whose transaction the insert waits for) is a replay, whatever the balances say now.
-    claimed = {
-        key: int(seq)
-        for key, seq in conn.execute(
-            "INSERT INTO batches(key) SELECT k FROM unnest(%s::text[]) WITH ORDINALITY "
-            "AS u(k, n) ORDER BY n ON CONFLICT (key) DO NOTHING RETURNING key, seq",
-            ([key for key, _ in batches],),
-        ).fetchall()
-    }
-    new = [(key, wanted, claimed[key]) for key, wanted in batches if key in claimed]
-    names = sorted({account for _, wanted, _ in new for r in wanted for account in r[:2]})
-    locked = {
-        name: (int(balance), bool(negative))
-        for name, balance, negative in (
-            conn.execute(
-                "SELECT name, balance, may_go_negative FROM accounts WHERE name = ANY(%s) "
-                "ORDER BY name FOR UPDATE",
-                (names,),
-            ).fetchall()
-            if names
-            else ()
-        )
-    }
-    held = {name: balance for name, (balance, _) in locked.items()}
-    total: dict[str, int] = {}
-    rows: list[tuple[Any, ...]] = []
+    # A table's fence (``server.cluster.fencing.Fence``) is data the statement checks; a
+    # guard of another kind is called as it is.
+    fences = {(g.table_id, g.token): g for g in guards if hasattr(g, "table_id")}  # type: ignore[attr-defined]
+    check_guards(conn, [g for g in guards if not hasattr(g, "table_id")])
+    rows = [(n, *r) for n, (_, wanted) in enumerate(batches, 1) for r in wanted]
+    columns: list[list[Any]] = [list(c) for c in zip(*rows, strict=True)] if rows else [[]] * 7
+    answered = conn.execute(
+        "SELECT * FROM croupier_post(%s::text[], %s::int[], %s::text[], %s::text[], "
+        "%s::bigint[], %s::text[], %s::text[], %s::text[], %s, %s::text[], %s::bigint[])",
+        (
+            [key for key, _ in batches],
+            *columns,
+            each,
+            [table for table, _ in fences],
+            [token for _, token in fences],
+        ),
+    ).fetchall()
     results: dict[str, tuple[bool, Any]] = {}
-    for key, wanted, seq in new:  # in order: each batch sees the balances the last left
-        delta = net_changes(wanted)
-        balances: dict[str, int] = {}
+    for key, outcome, seq, names, figures, negative in answered:
+        if outcome == "fenced":  # the guard says why, in its own words, and raises
+            for (table, _), guard in fences.items():
+                if table == key:
+                    guard(conn)
+            raise StorageError(f"table {key}: its fence moved")  # pragma: no cover
+        if outcome == "posted":
+            balances = dict(zip(names, (int(b) for b in figures), strict=True))
+            results[key] = (True, PostResult(key, True, int(seq), balances))
+            continue
+        if outcome == "before":
+            continue  # below: a replay, or a conflict
         try:
-            for account in sorted(delta):
-                if account not in locked:
-                    raise LedgerError(f"no account {account!r}")
-                balances[account] = new_balance(
-                    account, held[account], locked[account][1], delta[account]
-                )
+            if outcome == "no_account":
+                raise LedgerError(f"no account {names[0]!r}")
+            held, change = (int(f) for f in figures)
+            new_balance(names[0], held, bool(negative), change)  # raises what it broke
+            raise AssertionError(f"croupier_post refused {key!r} for no reason")
         except LedgerError as exc:
             if not each:  # a refusal raises: the transaction undoes it all
                 raise
             results[key] = (False, exc)
-            continue
-        for account, balance in balances.items():
-            held[account] = balance
-            total[account] = total.get(account, 0) + delta[account]
-        rows += [(seq, idx, *r) for idx, r in enumerate(wanted)]
-        results[key] = (True, PostResult(key, True, seq, balances))
-    refused = [key for key, (ok, _) in results.items() if not ok]
-    if refused:  # their claims go: the keys may be posted later
-        conn.execute("DELETE FROM batches WHERE key = ANY(%s)", (refused,))
-    if rows:
-        columns = list(zip(*rows, strict=True))
-        changed = [(account, change) for account, change in total.items() if change]
-        conn.execute(
-            "WITH moved AS (INSERT INTO transfers(batch_seq, idx, source, destination, "
-            "amount, kind, round_id, bet_id) SELECT * FROM unnest(%s::bigint[], %s::int[], "
-            "%s::text[], %s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[])) "
-            "UPDATE accounts SET balance = balance + c.change FROM unnest(%s::text[], "
-            "%s::bigint[]) AS c(name, change) WHERE accounts.name = c.name",
-            (
-                *(list(column) for column in columns),
-                [name for name, _ in changed],
-                [change for _, change in changed],
-            ),
-        )
     for key, wanted in batches:
         if key not in results:
             try:
