@@ -19,8 +19,8 @@ end (Locust does not replace a user whose code failed, a login refused for insta
 when the money check found no mismatch. The search doubles N from ``--start`` while trials
 hold, then halves the gap between the last that held and the first that did not
 ``--refine`` times; the capacity is the largest N that held. Locust is pinned to CPU 1 and
-the croupier nodes to CPU 0, as on a machine with one core for each (Redis, PostgreSQL
-and nginx are left to the scheduler).
+the croupier nodes to CPU 0, as on a machine with one core for each; a cluster's Redis is
+pinned with its nodes to CPU 0, and PostgreSQL and nginx are left to the scheduler.
 
 **Tables.** A scenario's users spread over the tables it names; where its players would
 outnumber the seats, the deployment serves copies of them (``baccarat``, ``baccarat_2``,
@@ -685,9 +685,10 @@ def render(result: dict[str, Any], command: str) -> str:
         "## Load testing: capacity per scenario, Locust's own cost, CPU-seconds per user",
         "",
         f"Command: `{command}` ({machine_line()}; load average at the end {result['load']}). "
-        "Locust pinned to CPU 1, the croupier nodes to CPU 0; Redis, PostgreSQL and nginx "
-        "where the scheduler puts them. The module docstring of `loadtests/bench_loadtest.py` "
-        "gives the method; each figure comes from the same run as the others in its table.",
+        "Locust pinned to CPU 1, the croupier nodes (and a cluster's Redis) to CPU 0; "
+        "PostgreSQL and nginx where the scheduler puts them. The module docstring of "
+        "`loadtests/bench_loadtest.py` gives the method; each figure comes from the same run "
+        "as the others in its table.",
         "",
         "A trial *held* when at most 0.1% of its requests failed, the p99 of "
         "`place_bet → bet_accepted` stayed within 50 ms over the steady part, every user was "
