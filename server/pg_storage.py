@@ -17,11 +17,12 @@ from __future__ import annotations
 import contextlib
 import secrets
 import threading
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NoReturn
 
 import psycopg
 
-from server.group_commit import Backend, GroupCommitWriter, Verdict
+from server.group_commit import Backend, GroupCommitWriter, Verdict, check_guards
 from server.stores import StorageError
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "PgWriter",
     "SchemaTooNew",
     "connect",
+    "fence_moved",
+    "fences_among",
     "migrate",
     "schema_version",
     "shared_key",
@@ -380,6 +383,22 @@ def _rolled_back(exc: BaseException) -> bool:
     """The database rolled the transaction back itself (SQLSTATE class 40: a deadlock broken,
     a serialisation failure): nothing of it was applied and it may simply be made again."""
     return isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith("40")
+
+
+def fences_among(conn: Any, guards: Sequence[Callable[[Any], None]]) -> list[Any]:
+    """The tables' fences among ``guards`` (``server.cluster.fencing.Fence``: a table id and
+    a token), for a store's statement to read and lock as data; every other guard is run
+    here, in the open transaction (``group_commit.Batched``, ``takes_guards``)."""
+    fences: list[Any] = [g for g in guards if hasattr(g, "table_id") and hasattr(g, "token")]
+    check_guards(conn, [g for g in guards if g not in fences])
+    return fences
+
+
+def fence_moved(conn: Any, fence: Any) -> NoReturn:
+    """``fence``'s table has a token other than its own, as a statement read: the fence
+    itself says why, in its own words, and raises."""
+    fence(conn)
+    raise StorageError(f"table {fence.table_id}: its fence moved")  # pragma: no cover
 
 
 class _PgBackend(Backend[psycopg.Connection[Any]]):

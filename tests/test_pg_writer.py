@@ -346,10 +346,10 @@ def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
 ) -> None:
     """A node's tables each write through a view guarded by its own fence
     (``server.cluster.fencing``); their bets queued together still make one transaction of
-    two statements — the records in one, the debits in the other with every fence
-    (``croupier_post``) — not a set per table. A table whose fence another node has raised
-    since is refused alone: nothing of its bets is applied, and every other table's bets
-    commit."""
+    two statements — the records in one, which reads every fence, the debits in the other
+    (``croupier_post``) — not a set per table; records alone are one statement. A table
+    whose fence another node has raised since is refused alone: nothing of its bets is
+    applied, and every other table's bets commit."""
     from server.cluster.fencing import Fence, Fenced, raise_fence
     from server.core import effects as fx
     from server.tables.waits import TableStores
@@ -398,7 +398,7 @@ def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
     assert groups == 2  # the held write's, then the bets'
     for journaled, debited in results:
         assert isinstance(journaled, int) and isinstance(debited, PostResult)
-    # One transaction: the records (1), then the fences with the debits' keys, accounts and
+    # One transaction: the fences with the records (1), then the debits' keys, accounts and
     # transfers (1) — for 4 tables' 12 bets.
     assert len(statements) == 2, statements
     assert ledger.balance(OPEN_WAGERS) == 1200
@@ -417,6 +417,23 @@ def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
     assert ledger.balance(OPEN_WAGERS) == 1200 + 3 * 3 * 100  # t4, t6, t7: three bets each
     assert [r.kind for r in journal.records("t5.1")] == ["opened"]
     assert {r.kind for r in journal.records("t6.1")} == {"opened", "bet"}
+
+    # Records alone (a round's own, no debit): one statement, the fences read in it.
+    async def records(tables_: list[str]) -> list[Any]:
+        release, _ = _hold(writer)
+        waits = [asyncio.ensure_future(views[t].result(_bet(f"{t}.1", "p0")[0])) for t in tables_]
+        await asyncio.sleep(0.2)
+        statements.clear()
+        release.set()
+        return list(await asyncio.gather(*waits))
+
+    assert all(isinstance(r, int) for r in asyncio.run(records(["t0", "t1", "t6"])))
+    assert statements == ["WITH"]
+    answers = asyncio.run(records(["t0", "t5"]))  # t5's fence moved: t0's record goes alone
+    assert isinstance(answers[0], int) and isinstance(answers[1], fx.Failed)
+    assert answers[1].message.startswith(f"{Fenced.__name__}: fencing token refused")
+    assert [r.kind for r in journal.records("t5.1")] == ["opened"]
+    assert [r.kind for r in journal.records("t0.1")].count("bet") == 3 + 2
     monkeypatch.undo()
     ledger.close()
     journal.close()

@@ -7,13 +7,21 @@ other."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 
 from server.journal.books import JournalBooks
 from server.journal.journal import RoundStatus
-from server.pg_storage import PgReader, PgWriter, connect, require_schema
+from server.pg_storage import (
+    PgReader,
+    PgWriter,
+    connect,
+    fence_moved,
+    fences_among,
+    require_schema,
+)
 
 __all__ = ["PgJournal"]
 
@@ -70,14 +78,22 @@ def _append(
 
 
 def _append_each(
-    conn: _Conn, items: list[tuple[str, str, dict[str, Any], str | None]]
+    conn: _Conn,
+    items: list[tuple[str, str, dict[str, Any], str | None]],
+    guards: list[Callable[[Any], None]] | None = None,
 ) -> list[tuple[bool, Any]]:
     """Append the records queued together — the bets of every table of the node — in one
     round trip however many they are: their rounds' rows locked, then the players and the
     records of the rounds still open inserted, in the order given (their ``seq`` follows
-    it). A record for a round not open is refused alone (``group_commit.Batched``)."""
+    it). A record for a round not open is refused alone (``group_commit.Batched``).
+    ``guards``: the run's checks not made yet in this transaction (``takes_guards``): the
+    tables' fences are read, and locked, by the same statement — one that moved raises, and
+    the transaction undoes what the statement wrote — any other guard is run first."""
+    fences = fences_among(conn, guards or [])
     rows = conn.execute(
-        "WITH r AS (SELECT round_id, status FROM rounds WHERE round_id = ANY(%(rounds)s) "
+        "WITH f AS (SELECT table_id, token FROM table_fences WHERE table_id = ANY(%(f)s) "
+        "ORDER BY table_id FOR SHARE), "
+        "r AS (SELECT round_id, status FROM rounds WHERE round_id = ANY(%(rounds)s) "
         "ORDER BY round_id FOR UPDATE), "
         "u AS (SELECT * FROM unnest(%(r)s::text[], %(k)s::text[], %(j)s::text[], "
         "%(p)s::text[]) WITH ORDINALITY AS u(r, k, j, p, n)), "
@@ -86,9 +102,11 @@ def _append_each(
         "WHERE p IS NOT NULL ON CONFLICT DO NOTHING), "
         "i AS (INSERT INTO records(round_id, kind, payload) SELECT r, k, j FROM ok "
         "ORDER BY n RETURNING seq) "
-        "SELECT round_id, status, NULL::bigint FROM r "
-        "UNION ALL SELECT NULL, NULL, seq FROM i",
+        "SELECT 'round', round_id, status, NULL::bigint FROM r "
+        "UNION ALL SELECT 'record', NULL, NULL, seq FROM i "
+        "UNION ALL SELECT 'fence', table_id, NULL, token FROM f",
         {
+            "f": sorted({fence.table_id for fence in fences}),
             "rounds": sorted({round_id for round_id, *_ in items}),
             "r": [round_id for round_id, *_ in items],
             "k": [kind for _, kind, _, _ in items],
@@ -97,9 +115,13 @@ def _append_each(
             "open": RoundStatus.OPEN.value,
         },
     ).fetchall()
-    status = {round_id: now for round_id, now, seq in rows if seq is None}
+    tokens = {table: int(token) for what, table, _, token in rows if what == "fence"}
+    for fence in fences:
+        if tokens.get(fence.table_id) != fence.token:
+            fence_moved(conn, fence)
+    status = {round_id: now for what, round_id, now, _ in rows if what == "round"}
     # Assigned in the order inserted, which is the order given.
-    numbers = iter(sorted(int(seq) for _, _, seq in rows if seq is not None))
+    numbers = iter(sorted(int(seq) for what, _, _, seq in rows if what == "record"))
     outcomes: list[tuple[bool, Any]] = []
     for round_id, *_ in items:
         now = status.get(round_id)
@@ -109,6 +131,9 @@ def _append_each(
         else:
             outcomes.append((True, next(numbers)))
     return outcomes
+
+
+_append_each.takes_guards = True  # type: ignore[attr-defined]
 
 
 def _finish_round(round_id: str, status: RoundStatus, payload: dict[str, Any], conn: _Conn) -> None:  # fmt: skip  # noqa: E501

@@ -22,9 +22,14 @@ from typing import Any
 
 import psycopg
 
-from server.group_commit import check_guards
-from server.pg_storage import PgReader, PgWriter, connect, require_schema
-from server.stores import StorageError
+from server.pg_storage import (
+    PgReader,
+    PgWriter,
+    connect,
+    fence_moved,
+    fences_among,
+    require_schema,
+)
 from server.wallet.books import Books, Row, new_balance, posted_before
 from server.wallet.ledger import LedgerError, PostResult
 
@@ -76,10 +81,7 @@ def _post(
     each: bool,
     guards: Sequence[Callable[[Any], None]] = (),
 ) -> list[tuple[bool, Any]]:
-    # A table's fence (``server.cluster.fencing.Fence``) is data the statement checks; a
-    # guard of another kind is called as it is.
-    fences = {(g.table_id, g.token): g for g in guards if hasattr(g, "table_id")}  # type: ignore[attr-defined]
-    check_guards(conn, [g for g in guards if not hasattr(g, "table_id")])
+    fences = {(f.table_id, f.token): f for f in fences_among(conn, guards)}
     rows = [(n, *r) for n, (_, wanted) in enumerate(batches, 1) for r in wanted]
     columns: list[list[Any]] = [list(c) for c in zip(*rows, strict=True)] if rows else [[]] * 7
     answered = conn.execute(
@@ -95,11 +97,8 @@ def _post(
     ).fetchall()
     results: dict[str, tuple[bool, Any]] = {}
     for key, outcome, seq, names, figures, negative in answered:
-        if outcome == "fenced":  # the guard says why, in its own words, and raises
-            for (table, _), guard in fences.items():
-                if table == key:
-                    guard(conn)
-            raise StorageError(f"table {key}: its fence moved")  # pragma: no cover
+        if outcome == "fenced":
+            fence_moved(conn, next(f for (table, _), f in fences.items() if table == key))
         if outcome == "posted":
             balances = dict(zip(names, (int(b) for b in figures), strict=True))
             results[key] = (True, PostResult(key, True, int(seq), balances))
