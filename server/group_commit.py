@@ -246,11 +246,13 @@ class Batched:
     ``many``, so that the writes of many tables still make one call of each kind; the run's
     distinct guards are checked before it, once per transaction — in one call for all of
     those whose type has a ``check_many(conn, guards)`` — and one that raises undoes the
-    group as ``many`` raising does. A ``many`` marked ``takes_guards`` is handed the
-    run's guards not yet checked instead, as a third argument, and checks them in its own
-    statement (a PostgreSQL ledger's debits and the tables' fences, one round trip); it runs
-    after the run's other kinds, so that the rows it locks are held the shortest time, and
-    what it raises undoes the group all the same."""
+    group as ``many`` raising does. Kinds whose ``many`` is marked ``takes_guards`` run
+    after the others, and the first of them is handed the run's guards not yet checked
+    instead, as a third argument, to check in its own statement (on PostgreSQL the tables'
+    fences, read with the records or the debits: no round trip of their own); what it
+    raises undoes the group all the same. A ``many`` marked ``locks_shared_rows`` runs
+    last of all, so that rows every writer waits for (the ledger's ``wagers:open``) are
+    held until the commit for as short a time as can be."""
 
     many: Callable[[Any, list[Any]], list[_Outcome]]
     item: Any
@@ -615,13 +617,20 @@ class GroupCommitWriter(Generic[C]):
         except Exception as exc:
             raise _Undo(exc) from exc
         outcomes: list[_Outcome | None] = [None] * len(run)
-        for many in [m for m in kinds if m not in takers] + takers:
+        order = sorted(  # (stable: kinds alike keep the order of their first items)
+            kinds,
+            key=lambda m: (
+                getattr(m, "takes_guards", False),
+                getattr(m, "locks_shared_rows", False),
+            ),
+        )
+        for many in order:
             positions = kinds[many]
             items = [run[n].batched.item for n in positions]  # type: ignore[union-attr]
             try:
                 if many in takers:
                     done = many(conn, items, list(guards))  # type: ignore[call-arg]
-                    guards = {}  # checked by the first
+                    guards = {}  # checked by the first taker
                 else:
                     done = many(conn, items)
             except Exception as exc:

@@ -434,6 +434,23 @@ def test_the_bets_of_many_tables_make_one_group_of_a_few_statements(
     assert answers[1].message.startswith(f"{Fenced.__name__}: fencing token refused")
     assert [r.kind for r in journal.records("t5.1")] == ["opened"]
     assert [r.kind for r in journal.records("t0.1")].count("bet") == 3 + 2
+
+    # A run that begins with a debit still locks the accounts last, after the records.
+    async def debit_first() -> list[Any]:
+        release, _ = _hold(writer)
+        record, post = _bet("t6.1", "p1")
+        waits = [
+            asyncio.ensure_future(views["t7"].ledger.apost("grant:t7", [post.transfers[0]])),
+            asyncio.ensure_future(views["t6"].result(record)),
+        ]
+        await asyncio.sleep(0.2)
+        statements.clear()
+        release.set()
+        return list(await asyncio.gather(*waits))
+
+    posted, journaled = asyncio.run(debit_first())
+    assert isinstance(posted, PostResult) and isinstance(journaled, int)
+    assert statements == ["WITH", "SELECT"], statements
     monkeypatch.undo()
     ledger.close()
     journal.close()

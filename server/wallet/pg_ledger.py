@@ -72,6 +72,8 @@ def _post_each(
 
 
 _post_each.takes_guards = True  # type: ignore[attr-defined]
+# Every bet of every node credits ``wagers:open``: locked last, held only until the commit.
+_post_each.locks_shared_rows = True  # type: ignore[attr-defined]
 
 
 def _post(
