@@ -130,7 +130,9 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     # 5: posting batches in one statement (server.wallet.pg_ledger): the tables' fences
     # checked, the keys claimed, the accounts locked, each batch checked against the
     # balances the batches before it left, the transfers written — one round trip instead of
-    # four, each of which the node's one writer thread waited out in turn
+    # four, each of which the node's one writer thread waited out in turn. Its balance rule
+    # is ``server.wallet.books.new_balance``'s, ``MAX_AMOUNT`` written out (2**53); both
+    # stores' tests hold them to the same answers (tests/wallet/test_ledger.py)
     r"""
     CREATE FUNCTION croupier_post(
         p_keys TEXT[], p_batch INT[], p_source TEXT[], p_destination TEXT[],

@@ -39,6 +39,7 @@ from server.wallet import (
     Transfer,
     player_account,
 )
+from server.wallet.ledger import MAX_AMOUNT
 from server.wallet.pg_ledger import PgLedger
 
 ALICE = player_account("alice")
@@ -249,6 +250,28 @@ def test_unknown_accounts_and_empty_batches_are_refused(store: Store) -> None:
         ledger.post("y", [])
     with pytest.raises(LedgerError):
         ledger.balance("player:nobody")
+
+
+def test_a_balance_beyond_the_largest_amount_is_refused(store: Store) -> None:
+    """The ledger's other rule beside a balance below zero: no account holds more than
+    ``MAX_AMOUNT`` either way — alone (``post``), one of a settlement's batches
+    (``apost_many``) and a bet's debit written set-based (``apost``; on PostgreSQL the
+    schema's ``croupier_post`` applies the rule itself). Nothing of a refused batch moves."""
+    ledger = _ledger(store)
+    big = player_account("big")
+    ledger.open_account(big)
+    ledger.post("grant:big", [Transfer(HOUSE, big, MAX_AMOUNT, "grant")])  # house: −MAX
+    more = [Transfer(PLAY_MONEY_ISSUER, big, 1, "grant")]
+    with pytest.raises(LedgerError, match="beyond"):
+        ledger.post("grant:big:2", more)
+    with pytest.raises(LedgerError, match="beyond"):
+        asyncio.run(ledger.apost_many([("grant:big:3", more)]))
+    with pytest.raises(LedgerError, match="beyond"):
+        asyncio.run(ledger.apost("grant:big:4", more))
+    assert ledger.balance(big) == MAX_AMOUNT
+    ledger.post("grant:big:2", [Transfer(big, HOUSE, 1, "wager")])  # the key is still free
+    assert ledger.balance(big) == MAX_AMOUNT - 1
+    assert ledger.total() == 0 and ledger.reconcile() == {}
 
 
 def test_balances_survive_reopening_and_reconcile(store: Store) -> None:
