@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from server.metrics import LATENCY_BUCKETS, Histogram
+from server.prompt import Prompt
 from server.stores import StorageError
 
 __all__ = [
@@ -349,13 +350,15 @@ async def joined(futures: list[concurrent.futures.Future[Any]]) -> list[_Outcome
     ``(True, value)`` or ``(False, exception)``.
 
     The event loop is called once, when the last of them is resolved — together with every
-    other waiter whose writes were resolved meanwhile (``_Wakeups``) — and the task awaiting
-    them runs one turn of the loop later. (Through ``asyncio.wrap_future`` and
-    ``asyncio.gather`` it ran three turns later — the chained future, gather's callback, the
-    task — each turn as long as everything else a busy loop runs in it.) A waiter that gives
-    up cancels the writes not yet taken up, as ``run``'s does."""
+    other waiter whose writes were resolved meanwhile (``_Wakeups``) — and a task awaiting
+    them runs one turn of the loop later; a coroutine driven by ``server.tables.eager`` (a
+    bet's writes) goes on in that call, since what it waits on is a ``Prompt``. (Through
+    ``asyncio.wrap_future`` and ``asyncio.gather`` it ran three turns later — the chained
+    future, gather's callback, the task — each turn as long as everything else a busy loop
+    runs in it.) A waiter that gives up cancels the writes not yet taken up, as ``run``'s
+    does."""
     loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
+    done: Prompt[None] = Prompt(loop=loop)
     left = len(futures)
     lock = threading.Lock()
     wakeups = _wakeups_of(loop)

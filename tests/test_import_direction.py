@@ -17,7 +17,15 @@ LAYERS: list[list[str]] = [
     ["rng"],  # certified randomness: imports nothing of the server (docs/rng.md)
     # Vocabulary with no dependencies: the version, store errors, the data directory's lock,
     # lazy package exports, the metrics registry, the wire messages and their codec.
-    ["server", "server.stores", "server.datadir", "server.exports", "server.metrics"],
+    # and the prompt (a future that wakes what waits on it in the call that sets it).
+    [
+        "server",
+        "server.stores",
+        "server.datadir",
+        "server.exports",
+        "server.metrics",
+        "server.prompt",
+    ],
     ["server.protocol"],
     ["server.games"],  # the sans-I/O rule engines and their registry
     ["server.group_commit"],  # the group-commit writer both databases' stores use

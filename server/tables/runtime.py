@@ -29,6 +29,7 @@ from server.core.table import SEQ_BLOCK, TABLE_HELD, TABLE_UNAVAILABLE, TableCor
 from server.games.errors import Refusal
 from server.games.table import TableGame, TableSettings
 from server.journal.journal import Journal
+from server.prompt import Prompt
 from server.protocol.codec import encode
 from server.protocol.messages import BalanceChanged, TableEvent, TableSnapshot
 from server.storage import hold_in_flight, in_flight
@@ -198,7 +199,9 @@ class TableRuntime:
     def queue(self, command: cmd.PlayCommand) -> asyncio.Future[TableReply]:
         """Queue a player's command now, behind every command queued before it (the table
         takes each player's commands in the order queued): the future of its answer."""
-        future: asyncio.Future[TableReply] = asyncio.get_running_loop().create_future()
+        # A prompt: a connection's lane driven by ``eager_task`` answers the player in the
+        # call that sets it (``_reply``), not a turn of the event loop later.
+        future: Prompt[TableReply] = Prompt(loop=asyncio.get_running_loop())
         refusal: Refusal | None = None
         if not self.core.available or self.core.finished or self._ended:
             refusal = Refusal(TABLE_UNAVAILABLE, "this table is closed", self.id)
@@ -246,7 +249,7 @@ class TableRuntime:
             # at once (a table abandoned by a cluster node is cancelled mid-round, with its
             # core neither finished nor closed: without this, its future waited for ever).
             self._ended = True
-            for future in self._replies.values():
+            for future in list(self._replies.values()):
                 if not future.done():
                     future.set_result(
                         TableReply(Refusal(TABLE_UNAVAILABLE, "the table stopped", self.id))

@@ -9,6 +9,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from server import group_commit
 from server.protocol.messages import (
     BetAccepted,
     BetCancelled,
@@ -22,6 +25,7 @@ from server.protocol.messages import (
     PlaceBet,
     Pong,
 )
+from server.tables import waits
 from tests.net.live import Client, live_service
 
 
@@ -86,6 +90,61 @@ def test_a_bet_being_written_holds_up_no_other_answer(tmp_path: Path) -> None:
             assert service.players.balance(ann.welcome.player_id) == 100_000 - 100
 
     asyncio.run(scenario())
+
+
+def test_a_bet_is_answered_in_the_turn_that_learns_its_writes_are_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writers hand their outcomes to the event loop in one callback (``_Wakeups``); in
+    that same turn the bet's coroutine has them, the table's core takes them and the player
+    has the answer — no turn of the loop in between, each as long as everything else a busy
+    node runs in it (``server.prompt``). Before, two hand-overs through futures (the writes'
+    outcome to the table's task, the table's answer to the connection's) made it two turns
+    later."""
+    turn = 0
+    delivered: list[int] = []  # the turns in which the writers' outcomes reached the loop
+    learnt: list[int] = []  # the turn in which each bet's coroutine had them
+    answered: list[int] = []  # the turn in which each bet_accepted was written
+    hand_over = group_commit._Wakeups._run
+
+    def counted_hand_over(self: Any) -> None:
+        delivered.append(turn)
+        hand_over(self)
+
+    monkeypatch.setattr(group_commit._Wakeups, "_run", counted_hand_over)
+    outcomes_of = waits.joined
+
+    async def joined(futures: Any) -> Any:
+        outcomes = await outcomes_of(futures)
+        learnt.append(turn)
+        return outcomes
+
+    monkeypatch.setattr(waits, "joined", joined)
+
+    async def scenario() -> None:
+        loop: Any = asyncio.get_running_loop()
+        run_once = loop._run_once
+
+        def counted_turn() -> None:
+            nonlocal turn
+            turn += 1
+            run_once()
+
+        loop._run_once = counted_turn
+        async with live_service(tmp_path) as service, Client.connect(service, "ann") as ann:
+            await ann.send(Join(table="rt", ref=1))
+            rt = (await ann.expect(Joined)).snapshot.round
+            acked = service.metrics.bet_acked
+            service.metrics.bet_acked = lambda at: (answered.append(turn), acked(at))
+            for ref, spot in enumerate(("red", "odd", "black", "even", "low"), 10):
+                bet = PlaceBet(table="rt", round=rt, bet_id=spot, spot=spot, amount=100, ref=ref)
+                await ann.send(bet)
+                assert (await ann.expect(BetAccepted)).ref == ref
+
+    asyncio.run(scenario())
+    assert len(answered) == len(learnt) == 5
+    assert answered == learnt  # the table stepped and the player answered in that turn
+    assert set(learnt) <= set(delivered)  # the turn in which the writers handed them over
 
 
 class _Held(list[tuple[str, asyncio.Event]]):

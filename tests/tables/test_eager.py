@@ -1,5 +1,6 @@
 """``eager_task``: a coroutine's first step runs in the caller's turn of the event loop, the
-rest on a task — its result, exception and cancellation as a task's would be."""
+rest on a task — its result, exception and cancellation as a task's would be — or, while
+it waits on ``Prompt``s, in the calls that set them (``server.prompt``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import contextvars
 
 import pytest
 
+from server.prompt import Prompt
 from server.tables.eager import eager_task
 
 SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="")
@@ -124,5 +126,144 @@ def test_the_first_step_still_sees_the_callers_task_as_current() -> None:
         gate.set_result(None)
         await future
         assert seen == [caller, future]
+
+    asyncio.run(go())
+
+
+# --- prompts: a coroutine parked on one goes on in the call that sets it ----------------------
+
+
+def test_a_coroutine_waiting_on_a_prompt_goes_on_in_the_call_that_sets_it() -> None:
+    """Where a task would go on a turn of the event loop after the prompt is set, the
+    coroutine driven by ``eager_task`` goes on inside ``set_result``: a bet's writes,
+    durable, step its table and answer its player in the turn that learnt it."""
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        steps: list[str] = []
+        first, second = Prompt[int](loop=loop), Prompt[int](loop=loop)
+
+        async def work() -> int:
+            steps.append("first")
+            a = await first
+            steps.append(f"got {a}")
+            b = await second
+            steps.append(f"got {b}")
+            return a + b
+
+        driven = eager_task(work())
+        assert steps == ["first"] and not driven.done()
+        first.set_result(20)
+        assert steps == ["first", "got 20"]  # no turn of the loop in between
+        second.set_result(22)
+        assert steps == ["first", "got 20", "got 22"]
+        assert driven.done() and driven.result() == 42
+
+        # A task awaiting a prompt still goes on a turn later, as with any future.
+        third = Prompt[str](loop=loop)
+        seen: list[str] = []
+
+        async def awaits() -> None:
+            seen.append(await third)
+
+        task = asyncio.ensure_future(awaits())
+        await asyncio.sleep(0)
+        third.set_result("later")
+        assert seen == []
+        await task
+        assert seen == ["later"]
+
+    asyncio.run(go())
+
+
+def test_a_prompts_exception_and_cancellation_reach_the_parked_coroutine() -> None:
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        failing, cancelled = Prompt[None](loop=loop), Prompt[None](loop=loop)
+        caught: list[str] = []
+
+        async def catches() -> str:
+            try:
+                await failing
+            except KeyError:
+                caught.append("KeyError")
+            try:
+                await cancelled
+            except asyncio.CancelledError:
+                caught.append("CancelledError")
+                raise
+            return "not reached"
+
+        driven = eager_task(catches())
+        failing.set_exception(KeyError("gone"))
+        assert caught == ["KeyError"]
+        cancelled.cancel()
+        assert caught == ["KeyError", "CancelledError"]
+        assert driven.cancelled()
+
+    asyncio.run(go())
+
+
+def test_cancelling_a_parked_coroutine_throws_in_at_its_next_step_and_forgets_the_prompt() -> None:
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        prompt = Prompt[int](loop=loop)
+        cleaned: list[str] = []
+
+        async def parked() -> int:
+            try:
+                return await prompt
+            finally:
+                cleaned.append("finally ran")
+
+        driven = eager_task(parked())
+        assert driven.cancel() and driven.cancel()  # asked twice, thrown in once
+        assert cleaned == []  # not inside the canceller's call
+        with pytest.raises(asyncio.CancelledError):
+            await driven
+        assert cleaned == ["finally ran"]
+        prompt.set_result(1)  # nothing is parked on it any more
+        assert cleaned == ["finally ran"] and driven.cancelled()
+
+    asyncio.run(go())
+
+
+def test_a_task_takes_over_when_it_waits_on_anything_but_a_prompt() -> None:
+    """After a prompt, a plain future: a task drives the rest, in the coroutine's own
+    context, and the future ``eager_task`` returned follows it (result and cancellation)."""
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        SEEN.set("caller")
+        prompt, plain = Prompt[int](loop=loop), loop.create_future()
+        read: list[str] = []
+
+        async def work() -> int:
+            SEEN.set("driven")
+            a = await prompt
+            b = await plain
+            await asyncio.sleep(0)
+            read.append(SEEN.get())
+            return int(a + b)
+
+        driven = eager_task(work())
+        prompt.set_result(40)
+        assert not driven.done()
+        plain.set_result(2)
+        assert await driven == 42
+        assert read == ["driven"] and SEEN.get() == "caller"
+
+        prompt2, never = Prompt[None](loop=loop), loop.create_future()
+
+        async def waits_for_ever() -> None:
+            await prompt2
+            await never
+
+        driven = eager_task(waits_for_ever())
+        prompt2.set_result(None)
+        driven.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await driven
+        assert driven.cancelled()
 
     asyncio.run(go())
