@@ -3,6 +3,7 @@ kept from stalling the event loop, and its own CPU and memory for ``/metrics``."
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import logging
@@ -48,23 +49,53 @@ class JsonLogFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
+# The collector's rhythm on the event loop (``tune_gc``): a young pass every YOUNG_EVERY
+# seconds, a middle one every MIDDLE_EVERY young passes, a full one every FULL_EVERY middle
+# passes (about 21 minutes).
+YOUNG_EVERY = 0.025
+MIDDLE_EVERY = 10
+FULL_EVERY = 5_000
+
+
 def tune_gc() -> None:
-    """Keep Python's cyclic garbage collector from stalling the event loop.
+    """Keep Python's cyclic garbage collector from stalling the event loop (call it on the
+    running loop, once the server has started).
 
     With thousands of connections the collector's full passes walk millions of objects and
     stop every table for 100 ms and more (measured by loadtests/bench_betack.py). The objects
-    that exist once the server has started are moved out of its reach (``gc.freeze``) and
-    full passes come due as rarely as before. The young generation is collected often, and
-    so briefly: a pass costs in proportion to the objects allocated since the last one, and
-    at 50,000 (this function's threshold until 2026-11-28) a pass of the server's young
-    objects took 40-110 ms at 3,000 users (``gc.callbacks``, loadtests/bench_loadtest.py),
-    each a stall every bet in flight waited out; at 5,000 a pass is a few milliseconds.
-    Reference counting still frees almost everything."""
+    that exist once the server has started are moved out of its reach (``gc.freeze``).
+
+    Then the collector runs on a clock, from the event loop, not when its counts say. On
+    3.11 the young generation's count is its allocations *less every deallocation of any
+    generation*: on a busy node old objects die as fast as new ones are made (each
+    connection's parser keeps a frame's generator until its next frame), so a young pass
+    came due only every second or two, and then walked 24,000-39,000 objects (10-22 ms),
+    and each tenth one the middle generation's 60,000-74,000 (15-57 ms): stalls each bet in
+    flight waited out (``gc.callbacks`` in bench_betack at 50,000 frames/s, 2026-11-29).
+    A young pass every 25 ms walks what 25 ms left (0.1-2 ms), a middle pass every 250 ms
+    what ten of those kept (0.4-2.5 ms); the collector's own counts still trigger a pass
+    should a burst allocate faster than that. Full passes come as rarely as before (every
+    5,000 middle passes). Reference counting still frees almost everything."""
     gc.collect()
     gc.freeze()
-    # Generation 1 after 10 young passes, a full pass after 5,000 of those: 250 million
-    # allocations, as with (50_000, 50, 100) before.
-    gc.set_threshold(5_000, 10, 5_000)
+    # The thresholds are the safety net between the clock's passes: a young pass after 5,000
+    # allocations, a middle one after 10 young ones, a full one after 5,000 middle ones.
+    gc.set_threshold(5_000, MIDDLE_EVERY, FULL_EVERY)
+    loop = asyncio.get_running_loop()
+    passes = 0
+
+    def collect() -> None:
+        nonlocal passes
+        passes += 1
+        if passes % MIDDLE_EVERY:
+            gc.collect(0)
+        elif gc.get_count()[2] >= FULL_EVERY:
+            gc.collect(2)  # the count of middle passes since the last full one
+        else:
+            gc.collect(1)
+        loop.call_later(YOUNG_EVERY, collect)
+
+    loop.call_later(YOUNG_EVERY, collect)
 
 
 def configure_logging(level: str) -> None:
