@@ -63,5 +63,11 @@ class Prompt(asyncio.Future[T]):
 
     def _tell(self) -> None:
         listeners, self._listeners = self._listeners, []
+        failed: BaseException | None = None
         for listener in listeners:
-            listener(self)
+            try:
+                listener(self)
+            except BaseException as exc:  # (a KeyboardInterrupt): the others still hear it
+                failed = failed or exc
+        if failed is not None:
+            raise failed

@@ -103,10 +103,13 @@ class _Driven(asyncio.Future[T]):
             else:
                 waiting = self._context.run(coro.throw, exc)
         except StopIteration as stop:
-            self.set_result(stop.value)
+            if self._cancel is not None:  # asked during its last step: cancelled, as a task
+                super().cancel(*self._cancel.args[:1])
+            else:
+                self.set_result(stop.value)
             return
-        except asyncio.CancelledError:
-            super().cancel()
+        except asyncio.CancelledError as cancelled:
+            super().cancel(*cancelled.args[:1])
             return
         except (KeyboardInterrupt, SystemExit) as error:
             self.set_exception(error)
@@ -129,7 +132,7 @@ class _Driven(asyncio.Future[T]):
         if outcome is None:
             self.set_result(value)
         elif isinstance(outcome, asyncio.CancelledError):
-            super().cancel()
+            super().cancel(*outcome.args[:1])
         else:
             self.set_exception(outcome)
 

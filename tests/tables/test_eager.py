@@ -267,3 +267,36 @@ def test_a_task_takes_over_when_it_waits_on_anything_but_a_prompt() -> None:
         assert driven.cancelled()
 
     asyncio.run(go())
+
+
+def test_a_cancellation_keeps_its_message_and_wins_over_a_return_in_the_same_step() -> None:
+    """As for a task: the message given to ``cancel`` reaches whoever awaits the future, and
+    a cancellation asked while the coroutine takes its last step leaves it cancelled."""
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        prompt = Prompt[None](loop=loop)
+
+        async def parked() -> None:
+            await prompt
+
+        driven = eager_task(parked())
+        driven.cancel("the table stopped")
+        with pytest.raises(asyncio.CancelledError, match="the table stopped"):
+            await driven
+
+        last = Prompt[None](loop=loop)
+        handle: list[asyncio.Future[str]] = []
+
+        async def cancels_itself_then_returns() -> str:
+            await last
+            handle[0].cancel("asked in its last step")
+            return "returned"
+
+        handle.append(eager_task(cancels_itself_then_returns()))
+        last.set_result(None)
+        assert handle[0].cancelled()
+        with pytest.raises(asyncio.CancelledError, match="asked in its last step"):
+            await handle[0]
+
+    asyncio.run(go())
