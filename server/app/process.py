@@ -77,7 +77,7 @@ def tune_gc() -> None:
     what ten of those kept (0.4-2.5 ms); the collector's own counts still trigger a pass
     should a burst allocate faster than that. What lives a quarter of a second reaches the
     old generation, which only a full pass walks: the clock runs one every two hours (with
-    5,000 viewers at 50,000 frames/s one took 262-324 ms, the cost it had before), so that
+    5,000 viewers at 50,000 frames/s one took 262-362 ms, the cost it had before), so that
     cyclic garbage there is freed; the collector's own rule (every 5,000 middle passes once
     the old generation has grown by a quarter) had made them about daily at that load.
     Reference counting still frees almost everything. The clock wakes an idle server 40
