@@ -62,6 +62,7 @@ class _Ws:
     def __init__(self) -> None:
         self.log: list[object] = []
         self.transport = _Transport(self.log)
+        self.protocol = self  # (websockets keeps the state on its protocol object)
         self.state = State.OPEN
 
     async def close(self, code: int, reason: str) -> None:
