@@ -138,7 +138,8 @@ class _Session:
     ) -> None:
         self.ws = ws
         # websockets' ``state`` and ``transport`` are properties of the connection, read for
-        # every frame sent (6% of a node's time at 50,000 frames/s): their objects, kept.
+        # every frame sent: the objects behind them, kept (py-spy put 5.7% of a node's samples
+        # in the two at 50,000 frames/s; a same-run comparison measured about 1% of its CPU).
         self._protocol = ws.protocol
         self._transport = ws.transport
         self.floor = floor
