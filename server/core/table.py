@@ -204,6 +204,10 @@ class TableCore:
         # Waits not yet answered, by wid: the generator suspended on it and, for a player's
         # command, the command (None: the table's life).
         self._waiting: dict[int, tuple[Step, _Running | None]] = {}
+        # How many of them are the table's life's, kept up to date rather than counted each
+        # time: ``_pump`` asks before every command it starts, and a burst of bets keeps
+        # dozens of waits under way.
+        self._life_waiting = 0
         self._wids = itertools.count(1)
         # Players with commands under way, and those commands in the order they started; a
         # command stays here, its reply held back in ``_early``, until the replies of the
@@ -252,6 +256,8 @@ class TableCore:
                     return out
                 raise InvariantViolation(f"an answer came for no wait of the table ({wid})")
             gen, running = entry
+            if running is None:
+                self._life_waiting -= 1
             self._step(gen, command.results, running)
         elif isinstance(command, cmd.Stop):
             self._stopping = True
@@ -306,7 +312,7 @@ class TableCore:
                 return
 
     def _life_waits(self) -> bool:
-        return any(running is None for _, running in self._waiting.values())
+        return self._life_waiting > 0
 
     def _startable(self) -> cmd.PlayCommand | None:
         """Take from the queue the first command that may start now: its player has none
@@ -358,6 +364,8 @@ class TableCore:
                     shared = running is not None and not running.alone
                     out.append(replace(item, wid=wid, shared=shared))
                     self._waiting[wid] = (gen, running)
+                    if running is None:
+                        self._life_waiting += 1
                     return
                 if isinstance(item, _Park):
                     self._parked = item
@@ -434,6 +442,7 @@ class TableCore:
         self._parked = None
         self._abandon_commands()  # the adapter answers them (it failed: no reply effects)
         self._waiting.clear()
+        self._life_waiting = 0
         return [e for e in self._out if not isinstance(e, Reply)]
 
     def _close(self, reason: str) -> None:

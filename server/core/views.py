@@ -30,25 +30,45 @@ __all__ = ["audience", "event_name", "public_data", "to_wire"]
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
+# By class, what every event of that class needs worked out once: its name, a dataclass's
+# field names (each bet's event is made wire-ready here: on a busy table the regular
+# expression and ``dataclasses.fields`` per event cost more than the event itself).
+_NAMES: dict[type, str] = {}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+# Exactly these types go on the wire as they are (a subclass — an ``IntEnum``, a ``Card`` —
+# is looked at below).
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
 def event_name(event: object) -> str:
     """``CardDealt`` → ``card_dealt``."""
-    return _CAMEL.sub("_", type(event).__name__).lower()
+    kind = type(event)
+    name = _NAMES.get(kind)
+    if name is None:
+        name = _NAMES[kind] = _CAMEL.sub("_", kind.__name__).lower()
+    return name
 
 
 def to_wire(value: Any) -> Any:
     """A JSON/MessagePack-compatible copy of an event field."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
     if isinstance(value, Card):
         return value.code
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Fraction):
         return f"{value.numerator}/{value.denominator}"
-    if isinstance(value, bool | int | str | float) or value is None:
+    if isinstance(value, bool | int | str | float):
         return value
     if isinstance(value, msgspec.Struct):
         return {name: to_wire(getattr(value, name)) for name in value.__struct_fields__}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_wire(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    names = _FIELDS.get(kind)
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
+        return {name: to_wire(getattr(value, name)) for name in names}
     if isinstance(value, dict):
         return {str(k): to_wire(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
