@@ -87,6 +87,12 @@ class _Link:
         self.connection = connection
         self.reader: asyncio.StreamReader = connection._reader
         self.writer: asyncio.StreamWriter = connection._writer
+        transport = self.writer.transport
+        if hasattr(transport, "max_size"):  # asyncio's socket transport (TLS's reads its own)
+            # Read _READ at a time, as ``feed`` asks, not asyncio's 256 KiB: CPython
+            # allocates a read's whole size and hands nearly all of it back (18–22 µs a read
+            # here, against 2–4 µs at 64 KiB; ``server.net.reader.READ_BYTES``).
+            transport.max_size = _READ
         self.parser = hiredis.Reader(notEnoughData=_MORE)
         self.waiting_since: float | None = None  # (monotonic) replies awaited since
         self.timed_out = False
