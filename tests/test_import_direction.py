@@ -133,3 +133,30 @@ def later():
         "server.cluster.node",
         "server.net.connection",
     ]
+
+
+REFERENCE = sorted((ROOT / "reference").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", REFERENCE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_reference_services_stand_apart(path: Path) -> None:
+    """A reference service (``reference/``: the outside parties the tests play, such as an
+    operator's wallet) is written from the contract in docs/, not from the server's code:
+    it imports nothing of the server, its randomness or its tests."""
+    module = _module_of(path)
+    ours = sorted(
+        name
+        for name in _imports(module, path.read_text(), package=path.name == "__init__.py")
+        if name.split(".")[0] in ("server", "rng", "tests", "loadtests")
+    )
+    assert not ours, f"{module} imports {ours}"
+
+
+def test_the_server_never_imports_a_reference_service() -> None:
+    found = sorted(
+        f"{_module_of(p)} imports {name}"
+        for p in MODULES
+        for name in _imports(_module_of(p), p.read_text(), package=p.name == "__init__.py")
+        if name.split(".")[0] == "reference"
+    )
+    assert REFERENCE and not found, found

@@ -1,0 +1,67 @@
+"""Run the reference operator wallet.
+
+    python -m reference.wallet --db wallet.sqlite --secret-file secret [--port 0]
+        [--host 127.0.0.1] [--auto-create 100000] [--latency-ms 20] [--seed 1]
+
+Prints one JSON line when it answers — ``{"port": P, "url": "http://HOST:P"}`` — and runs
+until SIGTERM or SIGINT. The books stay in ``--db``: started again on the same file, it
+answers every transaction id it answered before with the same answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from reference.wallet.books import OperatorBooks
+from reference.wallet.service import Knobs, WalletServer
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reference.wallet", description=__doc__)
+    parser.add_argument("--db", required=True, help="the books' SQLite file")
+    parser.add_argument("--secret-file", required=True, help="the shared HMAC secret")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0: any free port")
+    parser.add_argument(
+        "--auto-create",
+        type=int,
+        default=None,
+        metavar="BALANCE",
+        help="open an unknown player with this balance at first sight (default: refuse)",
+    )
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="the latency knob")
+    parser.add_argument("--seed", type=int, default=None, help="for the random faults")
+    args = parser.parse_args(argv)
+    secret = Path(args.secret_file).read_bytes().strip()
+    if not secret:
+        parser.error(f"{args.secret_file} is empty: the shared secret is required")
+    books = OperatorBooks(args.db, auto_create=args.auto_create)
+    knobs = Knobs(args.seed)
+    knobs.latency_ms = args.latency_ms
+    server = WalletServer((args.host, args.port), books, secret, knobs)
+    port = server.server_address[1]
+    ready: dict[str, Any] = {"port": port, "url": f"http://{args.host}:{port}"}
+    print(json.dumps(ready), flush=True)
+
+    def stop(*_: object) -> None:
+        # shutdown waits for serve_forever to return: not from its own thread
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+        books.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
