@@ -5,7 +5,7 @@ from statistics import median
 
 import pytest
 
-from loadtests import bench_lobby, bench_rng, bench_station_meters
+from loadtests import bench_lobby, bench_rng, bench_station_meters, bench_wallet
 from loadtests.report import write_section
 
 
@@ -65,3 +65,14 @@ def test_compare_runs_a_benchmark_in_both_trees_and_renders_ratios() -> None:
         o, w = median(figures["old"][key]), median(figures["new"][key])
         assert float(ratio) == pytest.approx(w / o if higher[key] else o / w, abs=0.0005)
         assert verdict == ("meets" if float(ratio) >= 0.95 else "MISSES")
+
+
+def test_wallet_benchmark_answers_every_call_and_renders() -> None:
+    """Every call of each phase answered ok (the benchmark asserts it as it goes), each
+    burst timed call by call, and both CPU figures measured."""
+    result = bench_wallet.run([0, 30], burst=8, connections=4, calls=64)
+    for runs in result["bursts"].values():
+        assert len(runs["pooled"]["times"]) == 8 and len(runs["alone"]["times"]) == 10
+    assert result["wallet_cpu"] > 0 and result["ledger_cpu"] > 0
+    text = bench_wallet.render(result, "bench_wallet --burst 8")
+    assert "| 30 ms |" in text and "(baseline, same run)" in text

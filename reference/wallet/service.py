@@ -24,20 +24,25 @@ it names; they are the service's, not the books': a restart starts without them)
   must change nothing);
 - ``refuse``: ``{player_id: code}``, that player's debits refused with ``code``;
 - ``fail_rate``/``timeout_rate``: ``{operation: p}``, the same faults at random with
-  probability p (``seed`` makes them repeatable), for load tests.
+  probability p (``seed`` makes them repeatable), for load tests;
+- ``drop_idle``: ``true`` closes every kept-alive connection waiting for its next call,
+  now (an action, not a state), as a server's keep-alive timeout does.
 
 The other routes: ``POST /_reference/players`` (``player_id``, ``currency``, ``balance``,
-``blocked``), ``GET /_reference/state`` (balances, open debits, counts, anomalies),
+``blocked``), ``GET /_reference/state`` (balances, open debits, counts, anomalies, and the
+connections accepted since the start),
 ``GET /_reference/statement`` (every call as JSON lines: the operator's export),
 ``GET /_reference/health``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import random
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -148,19 +153,65 @@ class WalletServer(ThreadingHTTPServer):
     ) -> None:
         super().__init__(address, _Handler)
         self.books, self.secret, self.knobs = books, secret, knobs
+        self._lock = threading.Lock()
+        self.connections = 0  # accepted since the start
+        self._live: dict[_Handler, bool] = {}  # each open connection: whether mid-call
+
+    def track(self, handler: _Handler, *, busy: bool | None) -> None:
+        """``handler``'s connection is open and mid-call (``busy``) or idle; None: closed."""
+        with self._lock:
+            if busy is None:
+                self._live.pop(handler, None)
+            else:
+                if handler not in self._live:
+                    self.connections += 1
+                self._live[handler] = busy
+
+    def drop_idle(self) -> None:
+        """Close every kept-alive connection waiting for its next call, as a server's
+        keep-alive timeout does."""
+        with self._lock:
+            idle = [h for h, busy in self._live.items() if not busy]
+        for handler in idle:
+            with contextlib.suppress(OSError):
+                handler.connection.shutdown(socket.SHUT_RDWR)
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: a caller's pool reuses its connections
+    # An answer's headers and body leave in one segment: written apart, with Nagle's
+    # algorithm on, the body would wait for the caller's delayed ACK of the headers (40 ms
+    # on Linux) — a latency no operator's platform has. The base class flushes the buffer
+    # after each request.
+    wbufsize = 1 << 16
+    disable_nagle_algorithm = True
     server: WalletServer
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # one line per request would drown a load test's output
 
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self, busy=False)
+
+    def finish(self) -> None:
+        self.server.track(self, busy=None)
+        super().finish()
+
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.track(self, busy=False)
+
+    def parse_request(self) -> bool:
+        self.server.track(self, busy=True)  # a request line came: mid-call from here
+        return super().parse_request()
+
     def do_GET(self) -> None:
         books = self.server.books
         if self.path == "/_reference/state":
-            self._answer(200, books.state())
+            self._answer(200, {**books.state(), "connections": self.server.connections})
         elif self.path == "/_reference/statement":
             lines = "".join(json.dumps(row, sort_keys=True) + "\n" for row in books.statement())
             self._send(200, lines.encode(), "application/x-ndjson")
@@ -193,8 +244,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _admin(self, route: str, body: Any) -> None:
         server = self.server
         if route == "knobs":
+            drop = isinstance(body, dict) and body.pop("drop_idle", False) is True
             server.knobs.update(body, server.books)
             self._answer(200, {"status": "ok"})
+            if drop:
+                server.drop_idle()
         elif route == "players":
             if not isinstance(body, dict):
                 raise BadCall(400, "bad_body", "a player must be a JSON object")
