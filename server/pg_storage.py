@@ -265,6 +265,34 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     END;
     $$;
     """,
+    # 6: an operator wallet's outbox of credits and rollbacks, and the record of every call
+    # (server.wallet.operator.outbox, whose OUTBOX_SCHEMA is SQLite's copy of these)
+    """
+    CREATE TABLE wallet_outbox (
+        transaction_id TEXT PRIMARY KEY,
+        operation TEXT NOT NULL,
+        table_id TEXT NOT NULL,
+        round_id TEXT NOT NULL,
+        player_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        queued_at DOUBLE PRECISION NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        answered_at DOUBLE PRECISION,
+        balance BIGINT
+    );
+    CREATE INDEX wallet_outbox_open ON wallet_outbox(table_id, answered_at);
+    CREATE TABLE wallet_calls (
+        transaction_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        operation TEXT NOT NULL,
+        sent_at DOUBLE PRECISION NOT NULL,
+        took_ms DOUBLE PRECISION NOT NULL,
+        outcome TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (transaction_id, attempt)
+    );
+    """,
 )
 _MIGRATION_LOCK: Final = 0x63726F75  # "crou": the advisory lock two starting nodes share
 

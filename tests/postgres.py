@@ -31,6 +31,8 @@ TABLES = (
     "rounds",
     "table_fences",
     "cluster_keys",
+    "wallet_outbox",
+    "wallet_calls",
 )
 
 
