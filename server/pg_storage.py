@@ -265,8 +265,9 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     END;
     $$;
     """,
-    # 6: an operator wallet's outbox of credits and rollbacks, and the record of every call
-    # (server.wallet.operator.outbox, whose OUTBOX_SCHEMA is SQLite's copy of these)
+    # 6: an operator wallet's outbox of credits and rollbacks, the record of every call and
+    # the debits under way (server.wallet.operator: OUTBOX_SCHEMA and DEBITS_SCHEMA are
+    # SQLite's copy of these)
     """
     CREATE TABLE wallet_outbox (
         transaction_id TEXT PRIMARY KEY,
@@ -292,6 +293,18 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         detail TEXT NOT NULL,
         PRIMARY KEY (transaction_id, attempt)
     );
+    CREATE TABLE wallet_debits (
+        transaction_id TEXT PRIMARY KEY,
+        table_id TEXT NOT NULL,
+        round_id TEXT NOT NULL,
+        player_id TEXT NOT NULL,
+        bet_id TEXT NOT NULL,
+        amount BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        balance BIGINT,
+        at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX wallet_debits_round ON wallet_debits(round_id, player_id);
     """,
 )
 _MIGRATION_LOCK: Final = 0x63726F75  # "crou": the advisory lock two starting nodes share

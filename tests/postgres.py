@@ -33,6 +33,7 @@ TABLES = (
     "cluster_keys",
     "wallet_outbox",
     "wallet_calls",
+    "wallet_debits",
 )
 
 

@@ -76,9 +76,11 @@ def test_a_round_through_the_client(wallet: OperatorWallet) -> None:
         "t1",
         [d1["transaction_id"], d2["transaction_id"]],
     )
-    answers = run(wallet, ("balance", c.balance_body("alice", "USD")), ("debit", d1))
-    assert answers == [c.Ok(10_000), c.Ok(9_500)]
-    assert run(wallet, ("debit", d2), ("credit", credit)) == [c.Ok(9_200), c.Ok(10_800)]
+    # Each ``run`` sends its calls at once: these follow one another.
+    assert run(wallet, ("balance", c.balance_body("alice", "USD"))) == [c.Ok(10_000)]
+    assert run(wallet, ("debit", d1)) == [c.Ok(9_500)]
+    assert run(wallet, ("debit", d2)) == [c.Ok(9_200)]
+    assert run(wallet, ("credit", credit)) == [c.Ok(10_800)]
     assert wallet.state()["anomalies"] == [] and wallet.balance_of("alice") == 10_800
 
 
@@ -121,7 +123,10 @@ def test_no_operator_is_unknown(tmp_path: Path) -> None:
 
     async def go() -> Any:
         client = OperatorWalletClient(f"http://127.0.0.1:{port}", b"s", timeout=2)
-        return await client.call("balance", c.balance_body("alice", "USD"))
+        try:
+            return await client.call("balance", c.balance_body("alice", "USD"))
+        finally:
+            await client.close()
 
     answer = asyncio.run(go())
     assert isinstance(answer, c.Unknown) and "ConnectionRefusedError" in answer.reason
@@ -154,7 +159,10 @@ def test_whatever_comes_back_is_read_without_raising(reply: bytes, expected: str
 
     async def go() -> Any:
         client = OperatorWalletClient(f"http://127.0.0.1:{port}", b"s", timeout=5)
-        return await client.call("balance", c.balance_body("alice", "USD"))
+        try:
+            return await client.call("balance", c.balance_body("alice", "USD"))
+        finally:
+            await client.close()  # a connection kept after the answer, closed
 
     try:
         answer = asyncio.run(go())

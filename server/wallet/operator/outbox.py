@@ -25,6 +25,7 @@ import heapq
 import json
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -212,6 +213,10 @@ class Outbox:
         self._queued: set[str] = set()  # their transaction ids
         self._order = 0
         self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # ``take`` may come from another thread (a recovery's plain ``post``): the heap and
+        # the set of held calls are shared under this lock.
+        self._lock = threading.Lock()
         self._sending: set[asyncio.Task[None]] = set()
         self.sent = 0  # attempts made by this process
 
@@ -224,11 +229,13 @@ class Outbox:
         self.take(calls)
 
     def take(self, calls: list[OutboxCall], attempts: int = 0) -> None:
-        """Send ``calls``, already durable in the outbox, from this process (soon)."""
+        """Send ``calls``, already durable in the outbox, from this process (soon); from
+        any thread."""
         for call in calls:
-            if call.transaction_id in self._queued:
-                continue
-            self._queued.add(call.transaction_id)
+            with self._lock:
+                if call.transaction_id in self._queued:
+                    continue
+                self._queued.add(call.transaction_id)
             self._push(0.0, call, attempts)
 
     def load(self, table_id: str | None = None) -> int:
@@ -275,18 +282,20 @@ class Outbox:
     async def run(self, concurrency: int = 32) -> None:
         """Send what is due, ``concurrency`` calls at most at once, until cancelled."""
         self._wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
         slots = asyncio.Semaphore(concurrency)
         try:
             while True:
                 now = self._clock()
-                while self._due and self._due[0][0] <= now:
-                    _, _, call, attempts = heapq.heappop(self._due)
+                while (due := self._pop_due(now)) is not None:
+                    call, attempts = due
                     await slots.acquire()
                     task = asyncio.create_task(self._send(call, attempts, slots))
                     self._sending.add(task)
                     task.add_done_callback(self._sending.discard)
                 self._wake.clear()
-                delay = self._due[0][0] - self._clock() if self._due else None
+                with self._lock:
+                    delay = self._due[0][0] - self._clock() if self._due else None
                 try:
                     async with asyncio.timeout(delay):
                         await self._wake.wait()
@@ -321,7 +330,8 @@ class Outbox:
         finally:
             slots.release()
         if isinstance(answer, Ok):
-            self._queued.discard(call.transaction_id)
+            with self._lock:
+                self._queued.discard(call.transaction_id)
             if self.on_answered is not None:
                 self.on_answered(call, answer.balance)
             return
@@ -330,7 +340,24 @@ class Outbox:
         self._push(self._clock() + pause * (0.5 + self._random.random() / 2), call, attempts + 1)
 
     def _push(self, due: float, call: OutboxCall, attempts: int) -> None:
-        self._order += 1
-        heapq.heappush(self._due, (due, self._order, call, attempts))
-        if self._wake is not None:
-            self._wake.set()
+        with self._lock:
+            self._order += 1
+            heapq.heappush(self._due, (due, self._order, call, attempts))
+        wake, loop = self._wake, self._loop
+        if wake is None or loop is None:
+            return  # the sender has not started: it looks at the heap first
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            wake.set()
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(wake.set)
+
+    def _pop_due(self, now: float) -> tuple[OutboxCall, int] | None:
+        with self._lock:
+            if not self._due or self._due[0][0] > now:
+                return None
+            _, _, call, attempts = heapq.heappop(self._due)
+            return call, attempts
