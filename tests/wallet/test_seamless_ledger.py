@@ -254,6 +254,24 @@ def test_an_operator_down_at_settlement_is_credited_when_it_is_back(
     asyncio.run(go())
 
 
+def test_a_table_cannot_queue_a_stake_beside_its_record(tmp_path: Path) -> None:
+    """A table's stores queue a bet's debit and its record together where the ledger shows a
+    writer they can queue on (``server.tables.waits``): a seamless ledger shows none, so its
+    stakes go through ``apost``, which asks the operator first."""
+    from server.tables.waits import _own_writers, _shared_writer
+
+    store = SeamlessSqliteLedger(tmp_path / "ledger.sqlite")
+    client = OperatorWalletClient("http://127.0.0.1:9", b"s")
+    ledger = SeamlessLedger(store, client, namespace=NS, currency="USD", ph="?")
+    try:
+        journal = type("Journal", (), {"writer": store._writer, "append_write": None})()
+        assert _shared_writer(ledger, journal) is None
+        assert _own_writers(ledger, journal) is None
+        assert _shared_writer(store, journal) is not None  # the check can fail
+    finally:
+        ledger.close()
+
+
 def test_a_debit_is_only_posted_alone() -> None:
     ledger = SeamlessLedger.__new__(SeamlessLedger)
     ledger.namespace = NS

@@ -221,9 +221,10 @@ class SeamlessLedger:
     def total(self) -> int:
         return int(self.local.total())
 
-    @property
-    def writer(self) -> Any:
-        return self.local.writer
+    # No ``writer``, no ``post_write``: a table's stores must not see a writer they could
+    # queue a bet's debit on together with its record (``server.tables.waits``) — that
+    # would post the stake locally without asking the operator. A stake goes through
+    # ``apost`` only.
 
     def close(self) -> None:
         self.local.close()
