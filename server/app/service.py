@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 __all__ = ["Service"]
 
 REDIS_CONNECTIONS = 256  # a node's connections to Redis at most (the bus's two are apart)
+# At a stop, how long the operator wallet's outbox may take to send what the stop made due
+# (the rollbacks of the rounds it voided) before what is left waits for the next start.
+STOP_DRAIN_SECONDS = 2.0
 
 log = logging.getLogger("croupier.server")
 
@@ -78,7 +81,7 @@ class Service:
             devices=lambda: self.devices.status(),
             client_dist=client_dist,
         )
-        self.stores = stores = open_stores(data_dir, url, self.redis_url)
+        self.stores = stores = open_stores(data_dir, url, self.redis_url, settings.wallet)
         self.ledger, self.journal, self.stations_store = (
             stores.ledger,
             stores.journal,
@@ -117,13 +120,35 @@ class Service:
         self.players = Players(settings, stores.ledger, stores.demo_key, self.stations)
         self.lobby = Lobby(self.casino, self.stations)
         self.floor: Floor | None = None
+        self._crediting: set[asyncio.Task[Any]] = set()  # rounds' credits being queued
+        self._outbox: asyncio.Task[None] | None = None  # an operator wallet's sender
         self._gauges()
 
     def _hooks(self, table: TableSettings) -> TableHooks:
         """Each table's hooks at the edge: the fan-out that frames an event once, and the
         round counter of its game."""
         counter = self.metrics.round_counter(table.game)
-        return TableHooks(fanout=self.edge.fanout, round_finished=counter)
+        if not self.settings.wallet.seamless:
+            return TableHooks(fanout=self.edge.fanout, round_finished=counter)
+        return TableHooks(
+            fanout=self.edge.fanout, round_finished=counter, round_ended=self._credit_round
+        )
+
+    def _credit_round(self, round_id: str, status: object) -> None:
+        """A round is over: the operator's wallet is credited what it returned to each player
+        (docs/wallet.md), written first, sent by the outbox. A crash before that write is
+        made good at the next start (``finish_settled``)."""
+        ledger: Any = self.ledger  # a SeamlessLedger
+        task = asyncio.get_running_loop().create_task(ledger.finish_round(round_id))
+        self._crediting.add(task)
+        task.add_done_callback(self._credited)
+
+    def _credited(self, task: asyncio.Task[Any]) -> None:
+        self._crediting.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error(
+                "crediting a round failed (done at the next start)", exc_info=task.exception()
+            )
 
     def _ready(self) -> bool:
         return self.casino.ready and (self.cluster is None or self.cluster.ready)
@@ -168,6 +193,15 @@ class Service:
         return self.edge.server
 
     async def start(self, *, stagger: bool = True) -> None:
+        if self.settings.wallet.seamless:
+            # Before any table deals: debits a crash left unanswered are rolled back, the
+            # rounds recovery completed are credited, and every call not yet answered ok is
+            # sent again (docs/wallet.md, "How Croupier keeps its books").
+            ledger: Any = self.ledger
+            rolled = await ledger.recover()
+            credited = await ledger.finish_settled()
+            self._outbox = asyncio.get_running_loop().create_task(ledger.run(), name="outbox")
+            log.info("operator wallet", extra={"rolled_back": rolled, "credited": credited})
         if self.devices.channels:  # devices connect before their tables deal
             await self.devices.start()
         self.casino.start(stagger=stagger)
@@ -229,6 +263,18 @@ class Service:
         await self.devices.stop()
         if self.stations is not None:
             await self.stations.drain()
+        if self._crediting:
+            await asyncio.gather(*self._crediting, return_exceptions=True)
+        if self._outbox is not None:
+            ledger: Any = self.ledger
+            # A moment for the rollbacks of the rounds just voided; whatever is still not
+            # answered stays in the outbox and is sent after the restart.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ledger.outbox.drained(), STOP_DRAIN_SECONDS)
+            self._outbox.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._outbox
+            await ledger.client.close()
         self.stores.close()
 
     async def run_forever(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from server.config.settings import WalletSettings
 from server.datadir import DataDirLock, load_key
 from server.journal.journal import Journal
 from server.journal.sqlite_journal import SqliteJournal
@@ -49,11 +50,24 @@ class Stores:
         self.lock.release()
 
 
-def open_stores(data_dir: Path, database_url: str | None, redis_url: str | None) -> Stores:
+def open_stores(
+    data_dir: Path,
+    database_url: str | None,
+    redis_url: str | None,
+    wallet: WalletSettings | None = None,
+) -> Stores:
     """The stores, the data directory locked first: a second server on the same directory
     would run crash recovery on this one's live rounds (``DataDirInUse``). With
     ``redis_url`` the node shares the tables out with others (its stores must be shared,
-    and Redis must answer before anything is opened: ``RedisUnreachable``)."""
+    and Redis must answer before anything is opened: ``RedisUnreachable``). With a
+    seamless ``wallet`` the ledger is the operator's wallet with the local books beside it
+    (docs/wallet.md)."""
+    seamless = wallet is not None and wallet.seamless
+    if seamless and redis_url:
+        raise StorageError(
+            "[wallet] mode 'seamless' runs on one node for now (the embedded files or one "
+            "PostgreSQL database), not in a cluster"
+        )
     lock = DataDirLock(data_dir)
     database_lock: DatabaseLock | None = None
     try:
@@ -80,9 +94,17 @@ def open_stores(data_dir: Path, database_url: str | None, redis_url: str | None)
             migrate(database_url)
             database_lock = DatabaseLock(database_url)
             ledger, journal = _pg_stores(database_url)
+        elif seamless:
+            from server.wallet.operator.seamless import SeamlessSqliteLedger
+
+            ledger = SeamlessSqliteLedger(data_dir / "ledger.sqlite")
+            journal = SqliteJournal(data_dir / "journal.sqlite")
         else:
             ledger = SqliteLedger(data_dir / "ledger.sqlite")
             journal = SqliteJournal(data_dir / "journal.sqlite")
+        if seamless:
+            assert wallet is not None
+            ledger = _seamless(ledger, wallet, data_dir, database_url)
         for account, negative in ((PLAY_MONEY_ISSUER, True), (HOUSE, True), (OPEN_WAGERS, False)):
             ledger.open_account(account, may_go_negative=negative)
         stations, ticket_key = open_station_store(data_dir)
@@ -94,6 +116,39 @@ def open_stores(data_dir: Path, database_url: str | None, redis_url: str | None)
         lock.release()
         raise
     return Stores(ledger, journal, stations, ticket_key, demo_key, lock, database_lock)
+
+
+def _seamless(
+    local: Ledger, wallet: WalletSettings, data_dir: Path, database_url: str | None
+) -> Ledger:
+    """The operator's wallet in front of the local ledger ``local`` (docs/wallet.md). Its
+    transaction ids' namespace, unless the file names one, is drawn once and kept with the
+    store: the data directory's, or the shared database's."""
+    from server.wallet.operator.client import OperatorWalletClient
+    from server.wallet.operator.seamless import SeamlessLedger
+
+    namespace = wallet.namespace
+    if namespace is None:
+        if database_url:
+            from server.pg_storage import shared_key
+
+            namespace = shared_key(database_url, "wallet-namespace").hex()[:16]
+        else:
+            namespace = load_key(data_dir / "wallet-namespace").hex()[:16]
+    assert wallet.url is not None and wallet.secret is not None
+    client = OperatorWalletClient(
+        wallet.url,
+        wallet.secret,
+        timeout=wallet.timeout_ms / 1000,
+        connections=wallet.connections,
+    )
+    return SeamlessLedger(
+        local,
+        client,
+        namespace=namespace,
+        currency=wallet.currency,
+        ph="%s" if database_url else "?",
+    )
 
 
 def _pg_stores(url: str) -> tuple[Ledger, Journal]:

@@ -45,6 +45,7 @@ from server.config.settings import (
     StationRules,
 )
 from server.config.values import number
+from server.config.wallet import wallet_settings
 from server.devices.roles import ROLES
 from server.games.registry import GAMES
 from server.games.table import ConfigError, TableSettings
@@ -199,6 +200,7 @@ def parse_config(text: str, source: str) -> ServerSettings:
         device_link=device_link(source, data.get("device_link", {}), base),
         stations=station_rules(source, data.get("stations", {})),
         cluster=cluster_settings(source, data.get("cluster", {})),
+        wallet=wallet_settings(source, data.get("wallet", {}), base, auth, devices, tables),
         starting_balance=number(
             source,
             "starting_balance",

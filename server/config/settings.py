@@ -18,6 +18,7 @@ __all__ = [
     "DeviceSettings",
     "ServerSettings",
     "StationRules",
+    "WalletSettings",
 ]
 
 
@@ -95,6 +96,28 @@ class ClusterSettings:
 
 
 @dataclass(frozen=True)
+class WalletSettings:
+    """``[wallet]`` (docs/wallet.md): whose money the players bet. ``embedded`` (the
+    default): Croupier's own ledger, funded by ``croupier wallet credit``. ``seamless``: the
+    operator's wallet at ``url``, each call signed with the secret in ``secret_file``,
+    answered within ``timeout_ms``, up to ``connections`` calls in flight, in ``currency``;
+    ``namespace`` tells this installation's transaction ids from any other's at the same
+    operator (default: an id drawn once and kept in the store)."""
+
+    mode: str = "embedded"
+    url: str | None = None
+    secret: bytes | None = None
+    timeout_ms: int = 3000
+    connections: int = 64
+    currency: str = "USD"
+    namespace: str | None = None
+
+    @property
+    def seamless(self) -> bool:
+        return self.mode == "seamless"
+
+
+@dataclass(frozen=True)
 class ServerSettings:
     tables: tuple[TableSettings, ...]
     auth: AuthSettings = field(default_factory=AuthSettings)
@@ -102,6 +125,7 @@ class ServerSettings:
     device_link: DeviceLinkSettings = field(default_factory=DeviceLinkSettings)
     stations: StationRules = field(default_factory=StationRules)
     cluster: ClusterSettings = field(default_factory=ClusterSettings)
+    wallet: WalletSettings = field(default_factory=WalletSettings)
     starting_balance: int = 100_000
     currency: str = "PLAY"
     source: str = "<built-in demo>"

@@ -221,6 +221,9 @@ class Failed:
 
     message: str
     rng: bool = False
+    # A debit whose outcome at an operator's wallet is unknown (it is being rolled back):
+    # the bet is refused with this code rather than as a storage failure.
+    code: str | None = None
 
 
 VIRTUAL = "virtual"
@@ -253,11 +256,15 @@ class Decided:
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """A ledger batch refused: ``account`` holds ``balance``, the batch needed ``needed``."""
+    """A ledger batch refused: ``account`` holds ``balance``, the batch needed ``needed``.
+    ``code`` and ``message``: what the player is told, where it is not the balance that
+    refused (an operator's wallet refusing a debit: ``player_blocked``, docs/wallet.md)."""
 
     account: str
     balance: int
     needed: int
+    code: str = "insufficient_funds"
+    message: str | None = None
 
 
 Effect = (

@@ -853,8 +853,12 @@ class TableCore:
             # The journal says the bet never stood (replay skips it).
             yield from self._journal(rec.BetRefused(player=player_id, bet_id=bet_id))
             if isinstance(debited, Failed):
+                if debited.code is not None:  # an operator's wallet that did not answer
+                    return Refusal(debited.code, debited.message, None), None, None
                 message = f"not recorded, nothing was charged: {debited.message}"
                 return Refusal(STORAGE_FAILED, message, None), None, None
+            if debited.message is not None:  # an operator's wallet refused it
+                raise IllegalAction(debited.code, debited.message, amount)
             message = f"the balance {debited.balance} does not cover {amount}"
             raise IllegalAction(INSUFFICIENT_FUNDS, message, amount)
         if isinstance(journaled, Failed):

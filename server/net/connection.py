@@ -315,6 +315,7 @@ class _Session:
             # Off the event loop: a new player's account and grant are durable writes, and
             # with a shared database every store call is a round trip.
             player, balance = await asyncio.to_thread(self._login, message.name, message.token)
+            balance = await self.floor.players.refresh(player, balance)
         except AuthError as exc:
             return self.error(exc.code, str(exc), ref=message.ref)
         self.player = player
@@ -325,7 +326,7 @@ class _Session:
                 player_id=player.player_id,
                 name=player.name,
                 balance=balance,
-                currency=self.floor.settings.currency if player.play_money else "USD",
+                currency=self.floor.players.currency(player),
                 play_money=player.play_money,
                 token=player.token,
                 station=player.station,

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -41,6 +42,9 @@ class Player:
     play_money: bool
     token: str
     station: str | None = None  # a player station's touchscreen (docs/electronic-tables.md)
+
+
+_CURRENCY = re.compile(r"^[A-Z]{3}$")  # ISO 4217
 
 
 class Players:
@@ -124,7 +128,34 @@ class Players:
         name = str(claims.get("name") or self._names.get(player_id) or player_id)[:32]
         self._names[player_id] = name
         self.ledger.open_account(player_account(player_id))
+        currency = claims.get("currency")
+        if currency is not None and hasattr(self.ledger, "set_currency"):
+            # An operator's wallet keeps each player's money in the player's own currency
+            # (docs/wallet.md): the token says which, over the configuration's.
+            if not isinstance(currency, str) or not _CURRENCY.match(currency):
+                raise AuthError("bad_token", "the token's currency is not an ISO 4217 code")
+            self.ledger.set_currency(player_id, currency)
         return Player(player_id, name, play_money, token)
 
     def balance(self, player_id: str) -> int:
         return self.ledger.balance(player_account(player_id))
+
+    def currency(self, player: Player) -> str:
+        """The currency a player's balance is shown in."""
+        if player.play_money:
+            return self.settings.currency
+        currency_of = getattr(self.ledger, "currency_of", None)
+        return "USD" if currency_of is None else str(currency_of(player.player_id))
+
+    async def refresh(self, player: Player, balance: int) -> int:
+        """The player's balance as the operator's wallet has it now, where it keeps the
+        players' money (docs/wallet.md); ``balance`` elsewhere. ``AuthError``
+        (``wallet_unavailable``) when the operator does not answer: a player whose balance
+        cannot be read is not admitted."""
+        refresh = getattr(self.ledger, "refresh", None)
+        if refresh is None or player.play_money or player.station is not None:
+            return balance
+        fresh = await refresh(player.player_id)
+        if fresh is None:
+            raise AuthError("wallet_unavailable", "the operator's wallet did not answer: try again")
+        return int(fresh)

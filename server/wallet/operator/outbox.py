@@ -274,6 +274,11 @@ class Outbox:
             for t, o, tb, r, p, b, q, a, e in rows
         ]
 
+    def holds(self, transaction_id: str) -> bool:
+        """Whether this process holds the call to send it (not answered ok yet)."""
+        with self._lock:
+            return transaction_id in self._queued
+
     @property
     def in_flight(self) -> int:
         """Calls this process holds that are not answered ok yet."""

@@ -154,6 +154,9 @@ class SeamlessLedger:
             self.outbox.first_pause = first_pause
         self._currencies: dict[str, str] = {}
         self._balances: dict[str, int] = {}  # player id → the operator's last answer
+        # Per player, what the credits and rollbacks in the outbox will add to that answer
+        # once they are answered ok.
+        self._owed: dict[str, int] = defaultdict(int)
         self._in_flight: dict[str, int] = defaultdict(int)  # player id → debits under way
         local.open_account(OPERATOR_WALLET, may_go_negative=True)
         local.open_account(OPEN_WAGERS, may_go_negative=False)
@@ -181,18 +184,36 @@ class SeamlessLedger:
         return None
 
     def _answered(self, call: OutboxCall, balance: int) -> None:
-        self._balances[str(call.body["player_id"])] = balance
+        player = str(call.body["player_id"])
+        self._balances[player] = balance
+        self._settle_owed(player, -int(call.body["amount"]))
+
+    def _settle_owed(self, player: str, change: int) -> None:
+        left = self._owed[player] + change
+        if left:
+            self._owed[player] = left
+        else:
+            del self._owed[player]
+
+    def _take(self, calls: list[OutboxCall]) -> None:
+        """Send ``calls`` (durable in the outbox); until each is answered, the player's
+        balance counts what it will add."""
+        for call in calls:
+            if not self.outbox.holds(call.transaction_id):
+                self._settle_owed(str(call.body["player_id"]), int(call.body["amount"]))
+        self.outbox.take(calls)
 
     # --- the Ledger protocol: reads ---------------------------------------------------------
 
     def balance(self, account: str) -> int:
-        """A player's balance is the operator's, as last answered (the local account is a
-        transit account at 0); any other account's is the local books'."""
+        """A player's balance is the operator's as last answered, plus what is on its way
+        there: the round's returns not yet credited (in the transit account), the credits and
+        rollbacks not yet answered. Any other account's is the local books'."""
+        local = int(self.local.balance(account))
         if account.startswith(_PLAYER):
-            known = self._balances.get(account.removeprefix(_PLAYER))
-            if known is not None:
-                return known
-        return int(self.local.balance(account))
+            player = account.removeprefix(_PLAYER)
+            return self._balances.get(player, 0) + local + self._owed.get(player, 0)
+        return local
 
     def available(self, account: str) -> int:
         """The balance less the debits under way (not yet answered)."""
@@ -238,7 +259,7 @@ class SeamlessLedger:
             raise LedgerError("a debit at the operator's wallet is made with apost")
         apply, calls = self._local_write(key, transfers)
         result: PostResult = self.local.writer.call(apply)
-        self.outbox.take(calls)
+        self._take(calls)
         return result
 
     async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
@@ -247,7 +268,7 @@ class SeamlessLedger:
             return await self._debit(debit)
         apply, calls = self._local_write(key, transfers)
         result: PostResult = await self._write(apply)
-        self.outbox.take(calls)
+        self._take(calls)
         return result
 
     async def apost_many(
@@ -260,7 +281,7 @@ class SeamlessLedger:
         results: list[PostResult] = await self._write(
             lambda conn: [apply(conn) for apply, _ in writes]
         )
-        self.outbox.take([call for _, calls in writes for call in calls])
+        self._take([call for _, calls in writes for call in calls])
         return results
 
     # --- debits -----------------------------------------------------------------------------
@@ -317,16 +338,16 @@ class SeamlessLedger:
         except Exception:
             if isinstance(answer, c.Ok):  # taken at the operator, not recorded here: return it
                 await self._write(lambda conn: _give_back(conn, ph, d.txid, rollback))
-                self.outbox.take([rollback])
+                self._take([rollback])
             raise
         if isinstance(answer, c.Ok):
             self._balances[d.player_id] = answer.balance
             assert result is not None
-            balances = {d.transfer.source: answer.balance}
+            balances = {d.transfer.source: self.balance(d.transfer.source)}
             return PostResult(result.key, result.applied, result.sequence, balances)
         if isinstance(answer, c.Refused):
             raise OperatorRefused(answer.code, answer.message)
-        self.outbox.take([rollback])
+        self._take([rollback])
         raise OperatorUnavailable(answer.reason)
 
     def _apply_debit(self, conn: Any, d: _Debit) -> PostResult:
@@ -402,10 +423,7 @@ class SeamlessLedger:
             for player, settled in debits.items():
                 account = player_account(player)
                 (net,) = conn.execute(
-                    "SELECT COALESCE(SUM(CASE WHEN destination = "
-                    f"{ph} THEN amount ELSE -amount END), 0) FROM transfers "
-                    f"WHERE round_id = {ph} AND (source = {ph} OR destination = {ph})",
-                    (account, round_id, account, account),
+                    _net_in_round(ph), (account, round_id, account, account)
                 ).fetchone()
                 net = int(net)
                 if net < 0:  # a stake taken and never settled: the round is not over
@@ -431,7 +449,7 @@ class SeamlessLedger:
             return calls
 
         calls: list[OutboxCall] = await self._write(write)
-        self.outbox.take(calls)
+        self._take(calls)
         return calls
 
     async def recover(self) -> int:
@@ -453,8 +471,33 @@ class SeamlessLedger:
 
         if calls:
             await self._write(write)
+        self._take(calls)
+        for pending in self.outbox.pending():  # the calls an earlier process left
+            if not self.outbox.holds(pending.transaction_id):
+                self._settle_owed(pending.player_id, pending.amount)
         self.outbox.load()
         return len(calls)
+
+    async def finish_settled(self) -> list[str]:
+        """``finish_round`` every round whose stakes are all settled or returned and which
+        has debits not yet credited: at a start, after recovery has completed or voided the
+        rounds a crash left open, the rounds whose credits were not queued before it. The
+        round ids."""
+        rounds = [
+            str(r)
+            for (r,) in self._read(
+                "SELECT DISTINCT round_id FROM wallet_debits WHERE state = 'ok'", ()
+            )
+        ]
+        finished = []
+        for round_id in rounds:
+            (held,) = self._read(
+                _net_in_round(self._ph), (OPEN_WAGERS, round_id, OPEN_WAGERS, OPEN_WAGERS)
+            )[0]
+            if int(held) == 0:
+                await self.finish_round(round_id)
+                finished.append(round_id)
+        return finished
 
     async def run(self) -> None:
         """The outbox's sender, until cancelled."""
@@ -486,6 +529,15 @@ def _intend(conn: Any, ph: str, d: _Debit, now: float) -> str | None:
         (d.txid, d.table_id, d.round_id, d.player_id, d.bet_id, d.transfer.amount, now),
     )
     return None
+
+
+def _net_in_round(ph: str) -> str:
+    """What one round moved into an account, less what it moved out: the parameters are
+    the account, the round, the account and the account again."""
+    return (
+        f"SELECT COALESCE(SUM(CASE WHEN destination = {ph} THEN amount ELSE -amount END), 0) "
+        f"FROM transfers WHERE round_id = {ph} AND (source = {ph} OR destination = {ph})"
+    )
 
 
 def _give_back(conn: Any, ph: str, txid: str, rollback: OutboxCall) -> None:

@@ -1,0 +1,89 @@
+"""``[wallet]``: whose money the players bet (docs/wallet.md, "Configuration")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from server.config.settings import AuthSettings, DeviceSettings, WalletSettings
+from server.config.values import IDENTIFIER, number, path_of
+from server.games.registry import capabilities
+from server.games.table import ConfigError, TableSettings
+
+__all__ = ["wallet_settings"]
+
+_KEYS = {"mode", "url", "secret_file", "timeout_ms", "connections", "currency", "namespace"}
+_CURRENCY = re.compile(r"^[A-Z]{3}$")  # ISO 4217
+
+
+def wallet_settings(
+    where: str,
+    raw: Any,
+    base: Path | None,
+    auth: AuthSettings,
+    devices: tuple[DeviceSettings, ...],
+    tables: tuple[TableSettings, ...],
+) -> WalletSettings:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [wallet] must be a table")
+    unknown = set(raw) - _KEYS
+    if unknown:
+        raise ConfigError(f"{where}: [wallet]: unknown setting(s) {', '.join(sorted(unknown))}")
+    mode = raw.get("mode", "embedded")
+    if mode not in ("embedded", "seamless"):
+        raise ConfigError(f"{where}: [wallet] mode must be 'embedded' or 'seamless', not {mode!r}")
+    if mode == "embedded":
+        others = sorted(set(raw) - {"mode"})
+        if others:
+            raise ConfigError(f"{where}: [wallet] {', '.join(others)}: only with mode = 'seamless'")
+        return WalletSettings()
+    section = f"{where}: [wallet]"
+    url = raw.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{section} url must be the operator wallet's http(s):// URL")
+    secret_file = raw.get("secret_file")
+    if not isinstance(secret_file, str):
+        raise ConfigError(f"{section} secret_file: the file holding the shared secret")
+    path = path_of(secret_file, base)
+    try:
+        secret = path.read_bytes().strip()
+    except OSError as exc:
+        raise ConfigError(f"{section} secret_file {path}: {exc.strerror}") from None
+    if len(secret) < 16:
+        raise ConfigError(f"{section} secret_file {path}: the secret must be 16 bytes or more")
+    currency = raw.get("currency", "USD")
+    if not isinstance(currency, str) or not _CURRENCY.match(currency):
+        raise ConfigError(f"{section} currency must be an ISO 4217 code (USD), not {currency!r}")
+    namespace = raw.get("namespace")
+    if namespace is not None and (
+        not isinstance(namespace, str) or not IDENTIFIER.match(namespace)
+    ):
+        raise ConfigError(f"{section} namespace must be 1-64 letters, digits or '_.:-'")
+    if auth.mode != "jwt":
+        # Demo players are given play money by this server: none of it is the operator's.
+        raise ConfigError(f"{section} mode 'seamless' needs [auth] mode 'jwt'")
+    if any(d.role == "station" for d in devices):
+        # A station's credits come from its own cash-in and tickets, not from an operator.
+        raise ConfigError(f"{section} mode 'seamless' and player stations cannot be combined")
+    deciding = sorted({t.game for t in tables if capabilities(t.game).decisions})
+    if deciding:
+        # A decision's added wager (War, Double Down) is debited after the decision is
+        # recorded: the operator refusing it would close the table (docs/wallet.md).
+        raise ConfigError(
+            f"{section} mode 'seamless' does not take tables of {', '.join(deciding)} yet "
+            "(games whose decisions add wagers)"
+        )
+    return WalletSettings(
+        mode="seamless",
+        url=url,
+        secret=secret,
+        timeout_ms=number(
+            section, "timeout_ms", raw.get("timeout_ms", 3000), minimum=100, integer=True
+        ),
+        connections=number(
+            section, "connections", raw.get("connections", 64), minimum=1, integer=True
+        ),
+        currency=currency,
+        namespace=namespace,
+    )

@@ -1,0 +1,234 @@
+"""A server playing with the operator's wallet (``[wallet] mode = "seamless"``,
+docs/wallet.md), through the wire, against the reference operator wallet as a real process:
+the balance at ``hello`` is the operator's, each bet is debited there, each round's returns
+are credited there, and the operator's refusals and silences reach the player as the
+documented codes. Afterwards the operator's balance is start − stakes + returns, it saw no
+anomaly, and nothing is left to send."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from websockets.asyncio.client import connect
+
+from server.config import parse_config
+from server.games.table import ConfigError
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    BetAccepted,
+    ErrorMessage,
+    Hello,
+    Join,
+    Joined,
+    PlaceBet,
+    Welcome,
+)
+from server.wallet.ledger import player_account
+from tests.net.live import Client, advance, live_service
+from tests.operator_wallet import OperatorWallet
+
+SECRET = "operator-shared-secret-for-tests-only-0123456789"
+
+
+def config(wallet: OperatorWallet, **extra: str) -> str:
+    lines = "".join(f"{k} = {v}\n" for k, v in extra.items())
+    return f"""
+[auth]
+mode = "jwt"
+jwt_secret = "{SECRET}"
+
+[wallet]
+mode = "seamless"
+url = "{wallet.url}"
+secret_file = "{wallet.secret_file}"
+currency = "USD"
+timeout_ms = 1000
+{lines}
+[[tables]]
+id = "rt"
+name = "Roulette"
+game = "roulette"
+betting_seconds = 10
+pause_seconds = 1
+"""
+
+
+def token(player: str, **claims: Any) -> str:
+    payload = {"sub": player, "name": player, "exp": int(time.time()) + 600, **claims}
+    return jwt.encode(payload, SECRET, "HS256")
+
+
+@pytest.fixture
+def wallet(tmp_path: Path) -> Iterator[OperatorWallet]:
+    (tmp_path / "operator").mkdir()
+    w = OperatorWallet(tmp_path / "operator")
+    w.start()
+    for p in ("p-1", "p-2"):
+        w.player(p, 10_000)
+    w.player("p-eu", 5_000, currency="EUR")
+    try:
+        yield w
+    finally:
+        w.stop()
+
+
+async def hello(client: Client, player: str, **claims: Any) -> Any:
+    await client.send(Hello(version=PROTOCOL_VERSION, token=token(player, **claims)))
+    return await client.expect(Welcome | ErrorMessage)
+
+
+def moved(service: Any, player: str, kind: str) -> int:
+    """What the local record shows moved for ``player`` by transfers of ``kind``."""
+    return sum(
+        t.amount for _, t in service.ledger.history(player_account(player)) if t.kind == kind
+    )
+
+
+def test_a_round_with_the_operator_s_money(tmp_path: Path, wallet: OperatorWallet) -> None:
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path, config(wallet)) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
+        ):
+            pat = Client(ws)
+            welcome = await hello(pat, "p-1")
+            assert isinstance(welcome, Welcome)
+            assert (welcome.balance, welcome.currency, welcome.play_money) == (10_000, "USD", False)
+            await pat.send(Join(table="rt"))
+            r = (await pat.expect(Joined)).snapshot.round
+            await pat.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
+            await pat.send(PlaceBet(table="rt", round=r, bet_id="b", spot="black", amount=500))
+            first, second = await pat.expect(BetAccepted), await pat.expect(BetAccepted)
+            assert sorted([first.balance, second.balance]) == [8_500, 9_000]
+            assert wallet.balance_of("p-1") == 8_500  # debited at the operator, not here
+            await advance(service, 10)
+            await pat.event("round_settled")
+            await asyncio.sleep(0.1)  # the round's end queues its credit
+            await service.ledger.settled(10)
+            stakes = moved(service, "p-1", "wallet-debit")
+            returns = moved(service, "p-1", "wallet-credit")
+            assert stakes == 1_500 and returns in (0, 1_000, 2_000)  # zero, black, red
+            assert wallet.balance_of("p-1") == 10_000 - stakes + returns
+            assert service.ledger.balance(player_account("p-1")) == 10_000 - stakes + returns
+            assert service.ledger.local.balance(player_account("p-1")) == 0
+            assert service.ledger.outbox.pending() == []
+
+    asyncio.run(scenario())
+    state = wallet.state()
+    assert state["anomalies"] == [] and state["open_debits"] == []
+    assert state["calls"]["credit"] == 1 and state["debits"] == {"settled": 2}
+
+
+def test_refusals_and_silences_reach_the_player(tmp_path: Path, wallet: OperatorWallet) -> None:
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path, config(wallet)) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
+        ):
+            pat = Client(ws)
+            wallet.knobs(down=True)
+            refused = await hello(pat, "p-2")
+            assert isinstance(refused, ErrorMessage) and refused.code == "wallet_unavailable"
+            wallet.knobs(down=False)
+            assert isinstance(await hello(pat, "p-2"), Welcome)
+            await pat.send(Join(table="rt"))
+            r = (await pat.expect(Joined)).snapshot.round
+            wallet.knobs(refuse={"p-2": "limit_reached"})
+            await pat.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
+            error = await pat.expect(ErrorMessage)
+            assert error.code == "limit_reached" and "limit_reached" in error.message
+            wallet.knobs(refuse={}, timeout_after={"debit": 1}, hang_ms=3_000)
+            await pat.send(PlaceBet(table="rt", round=r, bet_id="b", spot="red", amount=700))
+            error = await pat.expect(ErrorMessage)
+            assert error.code == "wallet_unavailable"
+            await pat.send(PlaceBet(table="rt", round=r, bet_id="c", spot="red", amount=300))
+            assert (await pat.expect(BetAccepted)).balance == 9_700
+            await advance(service, 10)
+            await pat.event("round_settled")
+            await asyncio.sleep(0.1)
+            await service.ledger.settled(10)
+            returns = moved(service, "p-2", "wallet-credit")
+            # The unanswered debit of 700 was applied at the operator, then rolled back.
+            assert wallet.balance_of("p-2") == 10_000 - 300 + returns
+
+    asyncio.run(scenario())
+    state = wallet.state()
+    assert state["anomalies"] == [] and state["open_debits"] == []
+    assert state["debits"] == {"refused": 1, "rolled_back": 1, "settled": 1}
+
+
+def test_a_token_s_currency_is_the_player_s(tmp_path: Path, wallet: OperatorWallet) -> None:
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path, config(wallet)) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
+        ):
+            eu = Client(ws)
+            welcome = await hello(eu, "p-eu", currency="EUR")
+            assert isinstance(welcome, Welcome) and (welcome.balance, welcome.currency) == (
+                5_000,
+                "EUR",
+            )
+            await eu.send(Join(table="rt"))
+            r = (await eu.expect(Joined)).snapshot.round
+            await eu.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
+            assert (await eu.expect(BetAccepted)).balance == 4_000
+            await advance(service, 10)
+            await eu.event("round_settled")
+            await asyncio.sleep(0.1)
+            await service.ledger.settled(10)
+
+    asyncio.run(scenario())
+    assert wallet.state()["anomalies"] == []
+
+
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        ({"auth": 'mode = "demo"'}, "needs [auth] mode 'jwt'"),
+        ({"wallet_url": '"ftp://x"'}, "url must be"),
+        ({"wallet_currency": '"dollars"'}, "ISO 4217"),
+        ({"game": '"casino_war"'}, "casino_war"),
+        ({"wallet_extra": 'colour = "red"'}, "unknown setting"),
+    ],
+)
+def test_the_wallet_section_is_checked(
+    tmp_path: Path, change: dict[str, str], problem: str
+) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("s" * 32)
+    auth = change.get("auth", f'mode = "jwt"\njwt_secret = "{SECRET}"')
+    text = f"""
+[auth]
+{auth}
+
+[wallet]
+mode = "seamless"
+url = {change.get("wallet_url", '"http://127.0.0.1:9/w"')}
+secret_file = "{secret}"
+currency = {change.get("wallet_currency", '"USD"')}
+{change.get("wallet_extra", "")}
+
+[[tables]]
+id = "t"
+name = "T"
+game = {change.get("game", '"roulette"')}
+"""
+    with pytest.raises(ConfigError, match=problem.replace("[", r"\[").replace("]", r"\]")):
+        parse_config(text, "test.toml")
+
+
+def test_a_cluster_is_refused_for_now(tmp_path: Path) -> None:
+    from server.app.stores import open_stores
+    from server.config.settings import WalletSettings
+    from server.stores import StorageError
+
+    wallet = WalletSettings(mode="seamless", url="http://127.0.0.1:9", secret=b"s" * 16)
+    with pytest.raises(StorageError, match="one node"):
+        open_stores(tmp_path, "postgresql://x/y", "redis://127.0.0.1:1", wallet)
