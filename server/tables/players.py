@@ -155,7 +155,7 @@ class Players:
         refresh = getattr(self.ledger, "refresh", None)
         if refresh is None or player.play_money or player.station is not None:
             return balance
-        fresh = await refresh(player.player_id)
-        if fresh is None:
+        if await refresh(player.player_id) is None:
             raise AuthError("wallet_unavailable", "the operator's wallet did not answer: try again")
-        return int(fresh)
+        # The operator's answer, and what is on its way to it (an earlier round's credit).
+        return self.balance(player.player_id)
