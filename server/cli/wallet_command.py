@@ -4,8 +4,10 @@ In operator (JWT) mode this server keeps each player's balance in its ledger; th
 moves money in with ``credit`` and out with ``debit``, each with a reference that makes the
 operation idempotent (repeating it changes nothing), and reads it with ``balance``;
 ``reconcile`` checks the whole ledger (every cached balance against its transfers, and the
-balances' sum, zero). Each works on the embedded ledger of ``--data-dir`` or on a cluster's
-shared one, ``--database URL`` (or ``CROUPIER_DATABASE_URL``).
+balances' sum, zero). With the operator's wallet (docs/wallet.md), ``pending`` lists the
+credits and rollbacks it has not yet answered ok. Each works on the embedded ledger of
+``--data-dir`` or on a cluster's shared one, ``--database URL`` (or
+``CROUPIER_DATABASE_URL``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ def register(commands: Any) -> None:
         "reconcile", help="check the whole ledger: every balance against its transfers, sum zero"
     )
     _store_options(p)
+    p = sub.add_parser(
+        "pending",
+        help="the operator wallet's credits and rollbacks not yet answered ok (docs/wallet.md)",
+    )
+    _store_options(p)
 
 
 def _store_options(p: argparse.ArgumentParser) -> None:
@@ -65,6 +72,33 @@ def _open_ledger(args: argparse.Namespace) -> Any:
     return SqliteLedger(data_dir / "ledger.sqlite")
 
 
+def _pending(ledger: Any) -> int:
+    """Print each call of the operator wallet's outbox not yet answered ok, oldest first:
+    what it is, for whom, how long it has waited, how often it was sent, and why it is not
+    done. The outbox is in the ledger's database (docs/wallet.md)."""
+    import time
+
+    from server.wallet.operator.outbox import pending_calls
+
+    ph = "%s" if hasattr(ledger, "url") else "?"
+    if ph == "?" and not ledger._rows(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wallet_outbox'", ()
+    ):
+        print("nothing pending (this ledger has never played with an operator's wallet)")
+        return 0
+    calls = pending_calls(ledger._rows, ph)
+    now = time.time()
+    for call in calls:
+        waited = now - call.queued_at
+        print(
+            f"{call.transaction_id} {call.operation} {call.amount} to {call.player_id} "
+            f"(round {call.round_id}, table {call.table_id}): waiting {waited:.0f} s, "
+            f"sent {call.attempts} times, last: {call.last_error or 'not sent yet'}"
+        )
+    print(f"{len(calls)} pending" if calls else "nothing pending")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from server.stores import StorageError
     from server.wallet.ledger import (
@@ -81,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"croupier wallet: --database: {exc}", file=sys.stderr)
         return 2
     try:
+        if args.wallet_command == "pending":
+            return _pending(ledger)
         if args.wallet_command == "reconcile":
             mismatches = ledger.reconcile()
             total = ledger.total()

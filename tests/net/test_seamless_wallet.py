@@ -234,3 +234,50 @@ def test_a_cluster_is_refused_for_now(tmp_path: Path) -> None:
     wallet = WalletSettings(mode="seamless", url="http://127.0.0.1:9", secret=b"s" * 16)
     with pytest.raises(StorageError, match="one node"):
         open_stores(tmp_path, "postgresql://x/y", "redis://127.0.0.1:1", wallet)
+
+
+def test_wallet_pending_lists_what_the_operator_has_not_answered(
+    tmp_path: Path, wallet: OperatorWallet, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The operator goes down before a round's credit: ``croupier wallet pending`` lists it,
+    with its age, attempts and last error; once the operator is back and the server has
+    sent it (the next start, here), nothing is pending."""
+    from server.cli.main import main
+
+    data = ["--data-dir", str(tmp_path)]
+    assert main(["wallet", "pending", *data]) == 0
+    assert "never played with an operator's wallet" in capsys.readouterr().out
+
+    async def round_then_down() -> None:
+        async with (
+            live_service(tmp_path, config(wallet)) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
+        ):
+            pat = Client(ws)
+            assert isinstance(await hello(pat, "p-1"), Welcome)
+            await pat.send(Join(table="rt"))
+            r = (await pat.expect(Joined)).snapshot.round
+            await pat.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
+            await pat.expect(BetAccepted)
+            wallet.knobs(down=True)
+            await advance(service, 10)
+            await pat.event("round_settled")
+            await asyncio.sleep(0.6)  # the credit queued, and sent (503) at least once
+
+    asyncio.run(round_then_down())
+    assert main(["wallet", "pending", *data]) == 0
+    out = capsys.readouterr().out
+    assert "1 pending" in out and "credit" in out and "to p-1 (round rt." in out
+    assert "last: HTTP 503" in out
+    wallet.knobs(down=False)
+
+    async def restart() -> None:
+        async with live_service(tmp_path, config(wallet)) as service:
+            await service.ledger.settled(10)
+
+    asyncio.run(restart())
+    assert main(["wallet", "pending", *data]) == 0
+    assert "nothing pending" in capsys.readouterr().out
+    state = wallet.state()
+    assert state["anomalies"] == [] and state["open_debits"] == []
+    assert state["debits"] == {"settled": 1}

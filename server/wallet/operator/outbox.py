@@ -40,6 +40,7 @@ __all__ = [
     "OutboxCall",
     "Pending",
     "mark_attempt",
+    "pending_calls",
     "queue_calls",
 ]
 
@@ -179,6 +180,28 @@ def mark_attempt(
         )
 
 
+def pending_calls(
+    read: Callable[[str, tuple[Any, ...]], list[Any]], ph: str, table_id: str | None = None
+) -> list[Pending]:
+    """The calls of a store's outbox (of ``table_id``'s rounds, or all) not yet answered ok,
+    oldest first: ``read(sql, params)`` reads the store, ``ph`` is its parameter mark."""
+    where = "answered_at IS NULL"
+    params: tuple[Any, ...] = ()
+    if table_id is not None:
+        where += f" AND table_id = {ph}"
+        params = (table_id,)
+    rows = read(
+        "SELECT transaction_id, operation, table_id, round_id, player_id, body, queued_at,"
+        f" attempts, last_error FROM wallet_outbox WHERE {where} "
+        "ORDER BY queued_at, transaction_id",
+        params,
+    )
+    return [
+        Pending(t, o, tb, r, p, int(json.loads(b)["amount"]), float(q), int(a), e)
+        for t, o, tb, r, p, b, q, a, e in rows
+    ]
+
+
 # --- the sender ---------------------------------------------------------------------------------
 
 
@@ -258,21 +281,7 @@ class Outbox:
 
     def pending(self, table_id: str | None = None) -> list[Pending]:
         """The calls not yet answered ok, oldest first (``croupier wallet pending``)."""
-        where = "answered_at IS NULL"
-        params: tuple[Any, ...] = ()
-        if table_id is not None:
-            where += f" AND table_id = {self._ph}"
-            params = (table_id,)
-        rows = self._read(
-            "SELECT transaction_id, operation, table_id, round_id, player_id, body, queued_at,"
-            f" attempts, last_error FROM wallet_outbox WHERE {where} "
-            "ORDER BY queued_at, transaction_id",
-            params,
-        )
-        return [
-            Pending(t, o, tb, r, p, int(json.loads(b)["amount"]), float(q), int(a), e)
-            for t, o, tb, r, p, b, q, a, e in rows
-        ]
+        return pending_calls(self._read, self._ph, table_id)
 
     def holds(self, transaction_id: str) -> bool:
         """Whether this process holds the call to send it (not answered ok yet)."""
