@@ -14,6 +14,11 @@ cost), on ``/dev/shm`` (the same CPU work with writes almost free) and a one-nod
 it: the burst's p99 on disk ≤ 1.5× its p99 on ``/dev/shm``, on PostgreSQL ≤ 2×. While a table
 takes one bet per durable write, the k-th bet of a burst waits k writes.
 
+A fourth deployment, ``wallet`` (asked for by name: ``--deployments wallet``), plays with the
+operator's wallet (docs/wallet.md): the data directory on ``/dev/shm``, JWT players, and the
+reference operator wallet answering each call after ``--wallet-latency`` ms. Every bet is then
+an HTTP debit at the operator; issue #32 asks the burst's p99 ≤ 3× that latency.
+
     .venv/bin/python -m loadtests.bench_burst                  # writes the burst section
     .venv/bin/python -m loadtests.bench_burst --players 20 --rounds 2 --no-write
 """
@@ -42,14 +47,16 @@ from loadtests.wsload import (
 )
 
 TABLE = "burst"
-DEPLOYMENTS = ("disk", "shm", "postgres")
+DEPLOYMENTS = ("disk", "shm", "postgres")  # the default run
+KNOWN = (*DEPLOYMENTS, "wallet")
+JWT_SECRET = "bench-burst-jwt-secret-0123456789abcdef"
 BETTING_SECONDS = 4.0
 ANSWER_SECONDS = 30.0  # a bet not answered by then counts as unanswered
 
 
-def config_text(seats: int, cluster: str = "") -> str:
+def config_text(seats: int, cluster: str = "", wallet: str = "") -> str:
     return (
-        "[server]\nstarting_balance = 100000000\n\n"
+        "[server]\nstarting_balance = 100000000\n\n" + wallet + "\n"
         f'[[tables]]\nid = "{TABLE}"\nname = "Burst"\ngame = "roulette"\n'
         f"betting_seconds = {BETTING_SECONDS:g}\npause_seconds = 1\nseats = {seats}\n"
         "minimum = 100\nmaximum = 100000\n" + cluster
@@ -59,8 +66,11 @@ def config_text(seats: int, cluster: str = "") -> str:
 class Player:
     """One seated player on a raw connection: sends bets, times their answers."""
 
-    def __init__(self, index: int, opened: asyncio.Queue[str] | None) -> None:
+    def __init__(
+        self, index: int, opened: asyncio.Queue[str] | None, token: str | None = None
+    ) -> None:
         self.index = index
+        self.token = token  # a JWT player's (the wallet deployment), else a demo player
         self.opened = opened  # the watcher's: each round's id as betting opens
         self.client: RawClient | None = None
         self.joined: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -100,7 +110,12 @@ class Player:
         from server.protocol.messages import PROTOCOL_VERSION, Hello, Join
 
         self.client = await connect_raw(port, 20_000 + self.index, self.on_message)
-        self.client.send(_encode_client(Hello(version=PROTOCOL_VERSION, name=f"p{self.index}")))
+        hello = (
+            Hello(version=PROTOCOL_VERSION, token=self.token)
+            if self.token is not None
+            else Hello(version=PROTOCOL_VERSION, name=f"p{self.index}")
+        )
+        self.client.send(_encode_client(hello))
         give_up = time.perf_counter() + 60
         while not self.joined.done():  # a cluster node takes its table within a lease time
             if time.perf_counter() > give_up:
@@ -139,11 +154,22 @@ class Player:
             self.client.transport.close()
 
 
-async def _play(port: int, players: int, rounds: int) -> dict[str, Any]:
+def _token(index: int) -> str:
+    import jwt
+
+    payload = {"sub": f"bench-p{index}", "exp": int(time.time()) + 3600}
+    return jwt.encode(payload, JWT_SECRET, "HS256")
+
+
+async def _play(port: int, players: int, rounds: int, jwt_players: bool = False) -> dict[str, Any]:
     """``rounds`` burst rounds and as many lone rounds, alternating: every answer's time."""
     opened: asyncio.Queue[str] = asyncio.Queue()
-    bettors = [Player(i, opened if i == 0 else None) for i in range(players)]
-    lone = Player(players, None)
+
+    def token(i: int) -> str | None:
+        return _token(i) if jwt_players else None
+
+    bettors = [Player(i, opened if i == 0 else None, token(i)) for i in range(players)]
+    lone = Player(players, None, token(players))
     everyone = [*bettors, lone]
     try:
         await asyncio.gather(*(p.connect(port) for p in everyone))
@@ -180,9 +206,12 @@ async def _play(port: int, players: int, rounds: int) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _deployment(kind: str, disk: str, players: int) -> Iterator[tuple[Path, Path]]:
-    """The config file and data directory of one deployment (and its PostgreSQL and Redis)."""
-    parent = "/dev/shm" if kind == "shm" else disk
+def _deployment(
+    kind: str, disk: str, players: int, wallet_latency: float = 150.0
+) -> Iterator[tuple[Path, Path]]:
+    """The config file and data directory of one deployment (and its PostgreSQL and Redis,
+    or its operator wallet)."""
+    parent = "/dev/shm" if kind in ("shm", "wallet") else disk
     with tempfile.TemporaryDirectory(dir=parent) as tmp:
         work = Path(tmp)
         cluster = ""
@@ -196,19 +225,35 @@ def _deployment(kind: str, disk: str, players: int) -> Iterator[tuple[Path, Path
                     f'\n[cluster]\ndatabase_url = "{url}"\n'
                     f'redis_url = "redis://127.0.0.1:{redis.port}/0"\nnode_id = "burst"\n'
                 )
+            wallet = ""
+            if kind == "wallet":
+                from loadtests.bench_wallet import Operator
+
+                operator = Operator(work)  # answers after the latency; opens players at once
+                stack.callback(operator.stop)
+                operator.knobs(latency_ms=wallet_latency)
+                wallet = (
+                    f'[auth]\nmode = "jwt"\njwt_secret = "{JWT_SECRET}"\n\n'
+                    f'[wallet]\nmode = "seamless"\nurl = "{operator.url}"\n'
+                    f'secret_file = "{work / "secret"}"\ncurrency = "USD"\n'
+                    f"connections = {players + 8}\n"
+                )
             config = work / "croupier.toml"
-            config.write_text(config_text(players + 1, cluster))
+            config.write_text(config_text(players + 1, cluster, wallet))
             yield config, work / "data"
 
 
-def run(players: int, rounds: int, deployments: list[str], disk: str) -> dict[str, Any]:
+def run(
+    players: int, rounds: int, deployments: list[str], disk: str, wallet_latency: float = 150.0
+) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for kind in deployments:
-        with _deployment(kind, disk, players) as (config, data_dir):
+        with _deployment(kind, disk, players, wallet_latency) as (config, data_dir):
             data_dir.mkdir()
             with server_child("croupier", config, data_dir) as server:
-                results[kind] = asyncio.run(_play(server.hello["port"], players, rounds))
-    return {"deployments": results, "loadavg": loadavg()}
+                port = server.hello["port"]
+                results[kind] = asyncio.run(_play(port, players, rounds, kind == "wallet"))
+    return {"deployments": results, "loadavg": loadavg(), "wallet_latency": wallet_latency}
 
 
 def _row(kind: str, what: str, times: list[float], base: list[float] | None) -> str:
@@ -220,8 +265,11 @@ def _row(kind: str, what: str, times: list[float], base: list[float] | None) -> 
 def render(result: dict[str, Any], command: str) -> str:
     runs = result["deployments"]
     shm = runs.get("shm")
+    title = "Burst at one table: every seated player bets at once"
+    if "wallet" in runs:
+        title = "Burst at one table with the operator's wallet"
     lines = [
-        "## Burst at one table: every seated player bets at once",
+        f"## {title}",
         "",
         f"Command: `{command}` ({machine_line()}; load average at the end {result['loadavg']}).",
         "One roulette table; in a burst round every seated bettor sends `place_bet` in the "
@@ -243,6 +291,16 @@ def render(result: dict[str, Any], command: str) -> str:
         for kind, r in runs.items()
         if r["errors"] or r["unanswered"]
     }
+    wallet = runs.get("wallet")
+    if wallet is not None:
+        latency = result["wallet_latency"]
+        p99 = percentile(wallet["burst"], 0.99)
+        lines += [
+            "",
+            f"*wallet*: the operator's wallet (the reference one) answering each call after "
+            f"{latency:g} ms, JWT players, data on `/dev/shm`. The burst's p99 is "
+            f"**{p99 / latency:.2f}×** that latency; issue #32's target is ≤ 3×.",
+        ]
     if problems:
         lines += ["", f"Refused or unanswered (code: count; unanswered): {problems}"]
     return "\n".join(lines)
@@ -251,7 +309,8 @@ def render(result: dict[str, Any], command: str) -> str:
 OPTIONS: list[Option] = [
     ("--players", int, 80, "seated bettors in a burst"),
     ("--rounds", int, 4, "burst rounds (and as many lone rounds)"),
-    ("--deployments", str, ",".join(DEPLOYMENTS), "which of disk, shm, postgres"),
+    ("--deployments", str, ",".join(DEPLOYMENTS), "which of disk, shm, postgres, wallet"),
+    ("--wallet-latency", float, 150.0, "the wallet deployment's operator latency, ms"),
     ("--disk", str, tempfile.gettempdir(), "the disk deployment's parent folder"),
 ]
 
@@ -261,18 +320,18 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     deployments = [d for d in args.deployments.split(",") if d]
-    unknown = sorted(set(deployments) - set(DEPLOYMENTS))
+    unknown = sorted(set(deployments) - set(KNOWN))
     if unknown:
-        parser.error(f"unknown deployment {', '.join(unknown)}; choose from {DEPLOYMENTS}")
+        parser.error(f"unknown deployment {', '.join(unknown)}; choose from {KNOWN}")
     if not 1 <= args.players <= 99:
         parser.error("--players: 1 to 99 (a roulette table seats at most 100)")
     pin(CLIENT_CPU)
     raise_nofile()
-    result = run(args.players, args.rounds, deployments, args.disk)
+    result = run(args.players, args.rounds, deployments, args.disk, args.wallet_latency)
     text = render(result, command_line("loadtests.bench_burst", args, OPTIONS))
     print(text)
-    if not args.no_write:
-        write_section("burst", text)
+    if not args.no_write:  # a run with the operator's wallet has its own section
+        write_section("burst-wallet" if "wallet" in deployments else "burst", text)
     return 0
 
 

@@ -79,3 +79,19 @@ def test_burst_benchmark_times_every_bet_of_each_deployment(tmp_path: Path) -> N
         assert all(0 < t < 30_000 for t in run["burst"] + run["lone"])
     text = bench_burst.render(result, "bench_burst --players 3")
     assert "| postgres | burst | 3 |" in text and "| shm | lone | 1 |" in text
+
+
+def test_burst_benchmark_with_the_operator_s_wallet(tmp_path: Path) -> None:
+    """The wallet deployment: JWT players, every bet an HTTP debit at the reference
+    operator wallet (answering after 20 ms here); every bet answered and timed, and the
+    p99's ratio to the latency rendered."""
+    from loadtests import bench_burst
+
+    result = bench_burst.run(3, 1, ["wallet"], str(tmp_path), wallet_latency=20)
+    run = result["deployments"]["wallet"]
+    assert len(run["burst"]) == 3 and len(run["lone"]) == 1, run
+    assert run["errors"] == {} and run["unanswered"] == 0
+    assert all(t >= 20 for t in run["burst"] + run["lone"])  # each waited for the operator
+    text = bench_burst.render(result, "bench_burst --deployments wallet")
+    assert "## Burst at one table with the operator's wallet" in text
+    assert "that latency; issue #32's target is ≤ 3×" in text
