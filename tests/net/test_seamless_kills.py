@@ -1,0 +1,191 @@
+"""A server playing with the operator's wallet (docs/wallet.md) is killed (SIGKILL) at random
+points, 20 times (two chains of ten, each on a data directory and an operator of its own),
+with players betting all along and the operator itself failing now and then: answering 503
+before it applies a call, or applying it and never answering. Afterwards the operator's
+books and Croupier's agree to the unit, for every player:
+
+    operator balance − start = − stakes taken + stakes returned + credits
+
+(each side of it read from Croupier's own ledger); every debit the operator holds is either
+settled by a credit or rolled back (no open debit, no anomaly at the operator), and nothing is
+left to send (``croupier wallet pending``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import jwt
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+from server.cli.main import main
+from server.protocol.codec import decode_server, encode
+from server.protocol.messages import PROTOCOL_VERSION, Hello, Join, PlaceBet, TableEvent
+from server.wallet.sqlite_ledger import SqliteLedger
+from tests.net.processes import aport_of, port_file_in, serve_command
+from tests.net.test_crash_recovery import _wait_healthy
+from tests.operator_wallet import OperatorWallet
+
+CHAINS = 2
+KILLS = 10  # per chain: 20 in all
+PLAYERS = ("p-0", "p-1", "p-2")
+START = 10**9
+JWT_SECRET = "seamless-kills-jwt-secret-0123456789"
+SPOTS = {"rt": ["red", "black", "straight:7"], "b6": ["one", "two", "joker"]}
+
+
+def tables(wallet: OperatorWallet) -> str:
+    return f"""
+[auth]
+mode = "jwt"
+jwt_secret = "{JWT_SECRET}"
+
+[wallet]
+mode = "seamless"
+url = "{wallet.url}"
+secret_file = "{wallet.secret_file}"
+timeout_ms = 400
+
+[[tables]]
+id = "rt"
+name = "Roulette"
+game = "roulette"
+betting_seconds = 0.3
+pause_seconds = 0.05
+
+[[tables]]
+id = "b6"
+name = "Big Six"
+game = "big_six"
+betting_seconds = 0.3
+pause_seconds = 0.05
+"""
+
+
+def token(player: str) -> str:
+    return jwt.encode({"sub": player, "exp": int(time.time()) + 3600}, JWT_SECRET, "HS256")
+
+
+async def _player(url: str, player: str, rng: random.Random) -> int:
+    """Bet on every round of both tables until the connection dies: how many bets sent."""
+    sent = 0
+    with contextlib.suppress(ConnectionClosed, OSError, InvalidHandshake, asyncio.TimeoutError):
+        async with connect(url, open_timeout=2) as ws:
+            await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token(player))))
+            for table in SPOTS:
+                await ws.send(encode(Join(table=table)))
+            while True:
+                message = decode_server(await ws.recv(decode=False))
+                if isinstance(message, TableEvent) and message.event == "betting_opened":
+                    for n in range(rng.randint(1, 3)):
+                        await ws.send(
+                            encode(
+                                PlaceBet(
+                                    table=message.table, round=message.round, bet_id=f"b{n}",
+                                    spot=rng.choice(SPOTS[message.table]),
+                                    amount=100 * rng.randint(1, 20),
+                                )
+                            )
+                        )  # fmt: skip
+                        sent += 1
+    return sent
+
+
+def _local_moves(data: Path) -> dict[str, dict[str, int]]:
+    """Per player, what Croupier's ledger moved by kind: the stakes the operator took
+    (``wallet-debit``), returned (``wallet-rollback``) and the credits (``wallet-credit``)."""
+    ledger = SqliteLedger(data / "ledger.sqlite")
+    moves: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    try:
+        assert ledger.reconcile() == {} and ledger.total() == 0
+        assert ledger.balance("wagers:open") == 0
+        for player in PLAYERS:
+            for _, t in ledger.history(f"player:{player}"):
+                moves[player][t.kind] += t.amount
+            assert ledger.balance(f"player:{player}") == 0  # a transit account, at rest
+    finally:
+        ledger.close()
+    return moves
+
+
+@pytest.mark.parametrize("chain", range(CHAINS))
+def test_twenty_kills_leave_the_operator_s_books_and_ours_agreeing(
+    chain: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = random.Random(20261129 + chain)
+    (tmp_path / "operator").mkdir()
+    wallet = OperatorWallet(tmp_path / "operator", auto_create=START)
+    wallet.start()
+    config = tmp_path / "tables.toml"
+    config.write_text(tables(wallet))
+    data = tmp_path / "data"
+    bets = 0
+
+    async def run_server(kill: int | None) -> None:
+        """One life of the server: players bet until it is killed (``kill``: which
+        kill this is) or, with None, until the outbox is empty and it is stopped."""
+        nonlocal bets
+        port_file = port_file_in(tmp_path / "ports")
+        proc = await asyncio.create_subprocess_exec(
+            *serve_command(config, data, port_file, "--log-level", "error"),
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            port = await aport_of(proc, port_file)
+            await _wait_healthy(port)
+            if kill is None:  # the last life: no players, the outbox sent, a clean stop
+                await asyncio.sleep(3)
+                proc.terminate()
+                await proc.wait()
+                return
+            url = f"ws://127.0.0.1:{port}/ws"
+            players = [asyncio.create_task(_player(url, p, rng)) for p in PLAYERS]
+            await asyncio.sleep(rng.uniform(0.3, 1.5))
+            proc.kill()
+            await proc.wait()
+            bets += sum(await asyncio.wait_for(asyncio.gather(*players), 10))
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+    async def scenario() -> None:
+        for kill in range(KILLS):
+            # The operator fails now and then, before applying a call or after (its
+            # answer never comes): both are unknown to Croupier, and are made good.
+            wallet.knobs(
+                latency_ms=rng.choice([0, 5, 20]),
+                fail_rate={"*": 0.05},
+                timeout_rate={"*": 0.05},
+                hang_ms=800,
+                seed=kill,
+            )
+            await run_server(kill)
+        wallet.knobs(fail_rate={}, timeout_rate={}, latency_ms=0)
+        await run_server(None)
+
+    try:
+        asyncio.run(scenario())
+        assert main(["wallet", "pending", "--data-dir", str(data)]) == 0
+        assert "nothing pending" in capsys.readouterr().out
+        state = wallet.state()
+        assert state["anomalies"] == [] and state["open_debits"] == []
+        moves = _local_moves(data)
+        for player in PLAYERS:
+            m = moves[player]
+            expected = START - m["wallet-debit"] + m["wallet-rollback"] + m["wallet-credit"]
+            assert state["players"][player]["balance"] == expected, (player, dict(m))
+        # The players really did bet, and the kills and faults really landed: debits taken
+        # and settled, debits returned, debits refused or unknown and rolled back.
+        assert bets > 10 * KILLS
+        assert state["debits"].get("settled", 0) > 5 * KILLS
+        assert state["debits"].get("rolled_back", 0) > 0
+        assert sum(moves[p]["wallet-credit"] for p in PLAYERS) > 0
+    finally:
+        wallet.stop()
