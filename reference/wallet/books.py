@@ -310,18 +310,22 @@ class OperatorBooks:
                 "SELECT transaction_id, operation, player_id, amount, round_id, answer, at"
                 " FROM calls ORDER BY seq"
             ).fetchall()
-        return [
-            {
-                "transaction_id": txid,
-                "operation": operation,
-                "player_id": player,
-                "amount": amount,
-                "round_id": round_id,
-                "answer": json.loads(answer),
-                "at": at,
-            }
-            for txid, operation, player, amount, round_id, answer, at in rows
-        ]
+        lines = []
+        for txid, operation, player, amount, round_id, answer, at in rows:
+            answered = json.loads(answer)
+            lines.append(
+                {
+                    "transaction_id": txid,
+                    "operation": operation,
+                    "player_id": player,
+                    "amount": amount,
+                    "round_id": round_id,
+                    "status": answered["status"],
+                    "answer": answered,
+                    "at": at,
+                }
+            )
+        return lines
 
     # --- helpers ------------------------------------------------------------------------------
 

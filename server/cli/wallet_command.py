@@ -40,6 +40,14 @@ def register(commands: Any) -> None:
     p = sub.add_parser(
         "reconcile", help="check the whole ledger: every balance against its transfers, sum zero"
     )
+    p.add_argument(
+        "--operator-statement",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also compare the operator's statement (JSON lines) with the record of the calls "
+        "to its wallet (docs/wallet.md)",
+    )
     _store_options(p)
     p = sub.add_parser(
         "pending",
@@ -99,6 +107,32 @@ def _pending(ledger: Any) -> int:
     return 0
 
 
+def _against_statement(ledger: Any, path: Path) -> int:
+    """Print each difference between the record of the calls to the operator's wallet and
+    the operator's statement in ``path``; 1 if there is any, 2 for a statement that cannot
+    be read."""
+    from server.wallet.operator.reconcile import differences, read_record, read_statement
+
+    try:
+        statement = read_statement(path.read_text().splitlines())
+    except (OSError, ValueError) as exc:
+        print(f"croupier wallet reconcile: {path}: {exc}", file=sys.stderr)
+        return 2
+    if not hasattr(ledger, "url") and not ledger._rows(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wallet_debits'", ()
+    ):
+        print("croupier wallet reconcile: this ledger never played with an operator's wallet")
+        return 2
+    found = differences(read_record(ledger._rows), statement)
+    for line in found:
+        print(f"DIFFERENCE {line}")
+    if found:
+        print(f"{len(found)} differences with the operator's statement")
+        return 1
+    print(f"the operator's statement agrees ({len(statement)} transactions)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from server.stores import StorageError
     from server.wallet.ledger import (
@@ -127,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
             if mismatches or total != 0:
                 return 1
             print("ledger reconciles")
+            if args.operator_statement is not None:
+                return _against_statement(ledger, args.operator_statement)
             return 0
         account = player_account(args.player_id)
         if args.wallet_command == "balance":

@@ -181,6 +181,12 @@ def test_twenty_kills_leave_the_operator_s_books_and_ours_agreeing(
             m = moves[player]
             expected = START - m["wallet-debit"] + m["wallet-rollback"] + m["wallet-credit"]
             assert state["players"][player]["balance"] == expected, (player, dict(m))
+        # The operator's own statement agrees with Croupier's record, call by call.
+        statement = tmp_path / "statement.jsonl"
+        statement.write_bytes(wallet.get("/_reference/statement").raw)
+        args = ["wallet", "reconcile", "--data-dir", str(data), "--operator-statement"]
+        assert main([*args, str(statement)]) == 0, capsys.readouterr().out
+        assert "the operator's statement agrees" in capsys.readouterr().out
         # The players really did bet, and the kills and faults really landed: debits taken
         # and settled, debits returned, debits refused or unknown and rolled back.
         assert bets > 10 * KILLS

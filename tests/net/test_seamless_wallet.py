@@ -281,3 +281,54 @@ def test_wallet_pending_lists_what_the_operator_has_not_answered(
     state = wallet.state()
     assert state["anomalies"] == [] and state["open_debits"] == []
     assert state["debits"] == {"settled": 1}
+
+
+def test_reconcile_against_the_operator_s_statement(
+    tmp_path: Path, wallet: OperatorWallet, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A round's calls, then the operator's statement: as exported it agrees; with a line
+    dropped, an amount changed or a transaction Croupier never made, each difference is
+    printed and the command exits 1."""
+    import json
+
+    from server.cli.main import main
+
+    async def a_round() -> None:
+        async with (
+            live_service(tmp_path, config(wallet)) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
+        ):
+            pat = Client(ws)
+            assert isinstance(await hello(pat, "p-1"), Welcome)
+            await pat.send(Join(table="rt"))
+            r = (await pat.expect(Joined)).snapshot.round
+            for bet, amount in (("a", 1_000), ("b", 300)):
+                await pat.send(PlaceBet(table="rt", round=r, bet_id=bet, spot="red", amount=amount))
+                await pat.expect(BetAccepted)
+            await advance(service, 10)
+            await pat.event("round_settled")
+            await asyncio.sleep(0.1)
+            await service.ledger.settled(10)
+
+    asyncio.run(a_round())
+    lines = wallet.get("/_reference/statement").raw.decode().splitlines()
+    assert [json.loads(line)["operation"] for line in lines] == ["debit", "debit", "credit"]
+    data = ["wallet", "reconcile", "--data-dir", str(tmp_path), "--operator-statement"]
+
+    def reconcile(text: list[str]) -> tuple[int, str]:
+        statement = tmp_path / "statement.jsonl"
+        statement.write_text("\n".join(text) + "\n")
+        code = main([*data, str(statement)])
+        return code, capsys.readouterr().out
+
+    code, out = reconcile(lines)
+    assert code == 0 and "the operator's statement agrees (3 transactions)" in out
+    changed = json.loads(lines[0]) | {"amount": 999}
+    stranger = json.loads(lines[2]) | {"transaction_id": "credit-from-nowhere", "amount": 5}
+    code, out = reconcile([json.dumps(changed), lines[2], json.dumps(stranger)])
+    assert code == 1 and "3 differences" in out, out
+    assert "Croupier has debit of 1000 for p-1, the operator debit of 999 for p-1" in out
+    assert "statement lacks it" in out  # the dropped debit of 300
+    assert "credit-from-nowhere: the operator applied credit of 5 for p-1, unknown to" in out
+    code, out = reconcile(["not json"])
+    assert code == 2
