@@ -118,6 +118,12 @@ class Service:
             stores.release()
             raise
         self.players = Players(settings, stores.ledger, stores.demo_key, self.stations)
+        if settings.operator_api_token is not None:  # the round history API (disputes)
+            from server.net.operator_api import OperatorApi
+
+            self.edge.operator_api = OperatorApi(
+                settings.operator_api_token, stores.journal, stores.ledger, settings
+            )
         self.lobby = Lobby(self.casino, self.stations)
         self.floor: Floor | None = None
         self._crediting: set[asyncio.Task[Any]] = set()  # rounds' credits being queued

@@ -34,19 +34,17 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rng.sources import HmacDrbgSource
     from server.config import ConfigError, load_config
-    from server.core.replay import replay_round
-    from server.core.views import event_name, public_data, to_wire
+    from server.core.views import to_wire
     from server.journal.sqlite_journal import SqliteJournal
-    from server.tables.games import build_game
+    from server.stores import StorageError
+    from server.tables.history import HistoryError, round_history
 
     url = args.database or (None if args.data_dir else os.environ.get("CROUPIER_DATABASE_URL"))
     data_dir = args.data_dir or default_data_dir()
     journal: Any
     if url:
         from server.journal.pg_journal import PgJournal
-        from server.stores import StorageError
 
         where = "the database"
         try:
@@ -62,89 +60,76 @@ def run(args: argparse.Namespace) -> int:
             return 2
         journal = SqliteJournal(path)
     try:
-        records = journal.records(args.round_id)
-        status = journal.status(args.round_id)
-        linked = journal.meter_settlement(args.round_id)  # what a linked meter paid
-    finally:
-        journal.close()
-    if not records:
-        print(f"croupier replay: no round {args.round_id!r} in {where}", file=sys.stderr)
-        return 2
-    try:
         settings = load_config(args.config)
     except ConfigError as exc:
+        journal.close()
         print(f"croupier replay: {exc}", file=sys.stderr)
         return 2
-    table_id = records[0].table_id
-    table = next((t for t in settings.tables if t.id == table_id), None)
-    if table is None:
-        print(f"croupier replay: table {table_id!r} is not in {settings.source}", file=sys.stderr)
+    ledger = _ledger(url or data_dir / "ledger.sqlite")
+    try:
+        result = round_history(journal, ledger, settings, args.round_id)
+        if ledger is not None and _played_with_an_operator(ledger, url):
+            from server.wallet.operator.seamless import calls_of_round
+
+            calls = calls_of_round(ledger._rows, "%s" if url else "?", args.round_id)
+            if calls:  # a round played with the operator's money
+                result["wallet"] = calls
+    except HistoryError as exc:
+        message = str(exc) + (f" in {where}" if str(exc).startswith("no round") else "")
+        print(f"croupier replay: {message}", file=sys.stderr)
         return 2
-    game = build_game(table, HmacDrbgSource("replay"))  # the source is never drawn from
-    replayed = replay_round(game, args.round_id, records)
-    events = replayed.events
-    if linked is not None:  # the shared meters' awards, not the table copy's
-        events = game.relinked(events, linked)
-    money = _money(url or data_dir / "ledger.sqlite", args.round_id)
-    result = {
-        "round": args.round_id,
-        "table": table_id,
-        "game": game.game,
-        "status": status.value if status else None,
-        "journal": [{"seq": r.seq, "kind": r.kind, **r.payload} for r in records],
-        "events": [{"event": event_name(e), **public_data(e)} for e in events],
-        "money": money,
-    }
+    finally:
+        journal.close()
+        if ledger is not None:
+            ledger.close()
     if args.json:
         print(json.dumps(to_wire(result), indent=2))
         return 0
     print(
-        f"round {args.round_id} at table {table_id} ({game.game}, {game.variant}): "
-        f"{result['status']}"
+        f"round {args.round_id} at table {result['table']} ({result['game']}, "
+        f"{result['variant']}): {result['status']}"
     )
     print("journal:")
-    for record in records:
-        fields = ", ".join(f"{k}={v}" for k, v in record.payload.items())
-        print(f"  #{record.seq:<6} {record.kind:<9} {fields}")
+    for record in result["journal"]:
+        fields = ", ".join(f"{k}={v}" for k, v in record.items() if k not in ("seq", "kind"))
+        print(f"  #{record['seq']:<6} {record['kind']:<9} {fields}")
     print("events:")
     for event in result["events"]:
         name = event.pop("event")
-        print(f"  {name:<24} {json.dumps(to_wire(event), separators=(',', ':'))}")
+        print(f"  {name:<24} {json.dumps(event, separators=(',', ':'))}")
     print("money (the ledger's transfers for this round):")
-    for t in money:
+    for t in result["money"]:
         print(
             f"  {t['kind']:<9} bet {t['bet_id'] or '-':<10} {t['amount']:>10}  "
             f"{t['source']} -> {t['destination']}"
         )
+    if "wallet" in result:
+        print("the operator's wallet (each call and its answer):")
+        for c in result["wallet"]:
+            print(
+                f"  {c['operation']:<8} {c['amount']:>10} {c['player_id']} "
+                f"#{c['attempt']} {c['outcome']}: {c['answer']} ({c['transaction_id']})"
+            )
     return 0
 
 
-def _money(where: Path | str, round_id: str) -> list[dict[str, Any]]:
-    """Every transfer of the round in the ledger (a file, or a cluster's database URL): each
-    stake debited, and what came back (settled, voided, cancelled) — the money side of the
-    journal's story."""
-    from server.wallet.ledger import Ledger
+def _played_with_an_operator(ledger: Any, url: str | None) -> bool:
+    """Whether the ledger's database holds an operator wallet's record (docs/wallet.md)."""
+    if url:
+        return True  # the shared database's schema has its tables
+    return bool(
+        ledger._rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wallet_calls'")
+    )
+
+
+def _ledger(where: Path | str) -> Any:
+    """The ledger beside the journal (a file, or a cluster's database URL); None for a data
+    directory without one."""
     from server.wallet.pg_ledger import PgLedger
     from server.wallet.sqlite_ledger import SqliteLedger
 
-    ledger: Ledger
     if isinstance(where, str):
-        ledger = PgLedger(where)
-    elif not where.exists():
-        return []
-    else:
-        ledger = SqliteLedger(where)
-    try:
-        return [
-            {
-                "key": key,
-                "kind": t.kind,
-                "bet_id": t.bet_id,
-                "amount": t.amount,
-                "source": t.source,
-                "destination": t.destination,
-            }
-            for key, t in ledger.round_transfers(round_id)
-        ]
-    finally:
-        ledger.close()
+        return PgLedger(where)
+    if not where.exists():
+        return None
+    return SqliteLedger(where)

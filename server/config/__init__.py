@@ -45,7 +45,7 @@ from server.config.settings import (
     StationRules,
 )
 from server.config.values import number
-from server.config.wallet import wallet_settings
+from server.config.wallet import operator_api_token, wallet_settings
 from server.devices.roles import ROLES
 from server.games.registry import GAMES
 from server.games.table import ConfigError, TableSettings
@@ -201,6 +201,7 @@ def parse_config(text: str, source: str) -> ServerSettings:
         stations=station_rules(source, data.get("stations", {})),
         cluster=cluster_settings(source, data.get("cluster", {})),
         wallet=wallet_settings(source, data.get("wallet", {}), base, auth, devices, tables),
+        operator_api_token=operator_api_token(source, data.get("operator_api", {}), base),
         starting_balance=number(
             source,
             "starting_balance",

@@ -126,6 +126,9 @@ class ServerSettings:
     stations: StationRules = field(default_factory=StationRules)
     cluster: ClusterSettings = field(default_factory=ClusterSettings)
     wallet: WalletSettings = field(default_factory=WalletSettings)
+    # ``[operator_api] token_file``: the bearer token of the operator's round history API
+    # (docs/wallet.md, "Round history for disputes"); None: the API is off.
+    operator_api_token: bytes | None = None
     starting_balance: int = 100_000
     currency: str = "PLAY"
     source: str = "<built-in demo>"

@@ -11,7 +11,7 @@ from server.config.values import IDENTIFIER, number, path_of
 from server.games.registry import capabilities
 from server.games.table import ConfigError, TableSettings
 
-__all__ = ["wallet_settings"]
+__all__ = ["operator_api_token", "wallet_settings"]
 
 _KEYS = {"mode", "url", "secret_file", "timeout_ms", "connections", "currency", "namespace"}
 _CURRENCY = re.compile(r"^[A-Z]{3}$")  # ISO 4217
@@ -87,3 +87,28 @@ def wallet_settings(
         currency=currency,
         namespace=namespace,
     )
+
+
+def operator_api_token(where: str, raw: Any, base: Path | None) -> bytes | None:
+    """``[operator_api] token_file``: the round history API's bearer token (16 bytes or
+    more, read from the file); None when the section is absent (the API is off)."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [operator_api] must be a table")
+    unknown = set(raw) - {"token_file"}
+    if unknown:
+        raise ConfigError(
+            f"{where}: [operator_api]: unknown setting(s) {', '.join(sorted(unknown))}"
+        )
+    if not raw:
+        return None
+    token_file = raw.get("token_file")
+    if not isinstance(token_file, str):
+        raise ConfigError(f"{where}: [operator_api] token_file: the file holding the token")
+    path = path_of(token_file, base)
+    try:
+        token = path.read_bytes().strip()
+    except OSError as exc:
+        raise ConfigError(f"{where}: [operator_api] token_file {path}: {exc.strerror}") from None
+    if len(token) < 16:
+        raise ConfigError(f"{where}: [operator_api] token_file {path}: 16 bytes or more")
+    return token

@@ -16,7 +16,7 @@ from __future__ import annotations
 import http
 import json
 import mimetypes
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from server.net.connection import ConnectionLimits, serve_connection
 from server.net.fanout import fanout
 from server.net.heartbeat import Heartbeat
 from server.net.metrics import Metrics
+from server.net.operator_api import OperatorApi
 from server.net.reader import FrameConnection
 from server.tables.floor import Floor
 
@@ -84,6 +85,8 @@ class Edge:
         # (server/net/heartbeat.py: fewer long-lived objects for the garbage collector).
         self.heartbeat = Heartbeat(interval=20, timeout=20, on_lag=metrics.loop_lag.observe)
         self.floor: Floor | None = None
+        # The operator's round history API (``operator_api.py``), when configured.
+        self.operator_api: OperatorApi | None = None
         self.connections = 0
         self.metrics.gauge(
             "croupier_connections_open",
@@ -134,10 +137,14 @@ class Edge:
             self.heartbeat.discard(ws)
             self.connections -= 1
 
-    def _route(self, connection: ServerConnection, request: Request) -> Response | None:
+    def _route(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | Awaitable[Response] | None:
         path = request.path.split("?", 1)[0]
         if path == "/ws":
             return None  # the WebSocket handshake proceeds
+        if path.startswith("/operator/") and self.operator_api is not None:
+            return self._operator(self.operator_api, request)  # websockets awaits it
         if path == "/healthz":
             return _text(http.HTTPStatus.OK, "ok\n")
         if path == "/readyz":
@@ -157,6 +164,18 @@ class Edge:
                 "text/plain; version=0.0.4; charset=utf-8",
             )
         return self._static(path)
+
+    async def _operator(self, api: OperatorApi, request: Request) -> Response:
+        status, body = await api.answer(request.path, request.headers.get("Authorization"))
+        data = json.dumps(body).encode()
+        headers = Headers(
+            [
+                ("Content-Type", "application/json"),
+                ("Content-Length", str(len(data))),
+                ("Cache-Control", "no-store"),
+            ]
+        )
+        return Response(status, http.HTTPStatus(status).phrase, headers, data)
 
     def _static(self, path: str) -> Response:
         root = self.client_dist

@@ -332,3 +332,81 @@ def test_reconcile_against_the_operator_s_statement(
     assert "credit-from-nowhere: the operator applied credit of 5 for p-1, unknown to" in out
     code, out = reconcile(["not json"])
     assert code == 2
+
+
+def test_the_round_history_api(
+    tmp_path: Path, wallet: OperatorWallet, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``GET /operator/rounds/{id}`` tells a round's whole story with each wallet call and its
+    answer; ``GET /operator/players/{id}/rounds`` pages through a player's rounds; both want
+    the configured bearer token."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    token_file = tmp_path / "api.token"
+    token_file.write_text("t" * 40)
+    text = config(wallet) + f'\n[operator_api]\ntoken_file = "{token_file}"\n'
+
+    def get(port: int, path: str, token: str | None = "t" * 40) -> tuple[int, Any]:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
+        if token is not None:
+            request.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path, text) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
+        ):
+            pat = Client(ws)
+            assert isinstance(await hello(pat, "p-1"), Welcome)
+            await pat.send(Join(table="rt"))
+            r = (await pat.expect(Joined)).snapshot.round
+            await pat.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
+            await pat.expect(BetAccepted)
+            await advance(service, 10)
+            await pat.event("round_settled")
+            await asyncio.sleep(0.1)
+            await service.ledger.settled(10)
+            port = service.port
+
+            def calls() -> None:
+                assert get(port, f"/operator/rounds/{r}", token=None)[0] == 401
+                assert get(port, f"/operator/rounds/{r}", token="wrong" * 8)[0] == 401
+                status, story = get(port, f"/operator/rounds/{r}")
+                assert status == 200 and story["round"] == r and story["status"] == "settled"
+                assert [j["kind"] for j in story["journal"]][:2] == ["opened", "bet"]
+                names = [e["event"] for e in story["events"]]
+                assert "wager_settled" in names and names[-1] == "round_settled", names
+                assert {m["kind"] for m in story["money"]} >= {"wallet-debit", "wager"}
+                wallet_calls = [(c["operation"], c["outcome"]) for c in story["wallet"]]
+                assert wallet_calls == [("debit", "ok"), ("credit", "ok")]
+                assert story["wallet"][0]["bet_id"] == "a"
+                assert story["wallet"][0]["debit_state"] == "settled"
+                assert get(port, "/operator/rounds/rt.99999")[0] == 404
+                status, mine = get(port, "/operator/players/p-1/rounds")
+                assert status == 200 and mine["rounds"] == [r]
+                assert get(port, f"/operator/players/p-1/rounds?since={r}")[1]["rounds"] == []
+                assert get(port, "/operator/players/p-1/rounds?limit=0")[0] == 400
+                assert get(port, "/operator/players/p-1/rounds?since=rt.99999")[0] == 400
+
+            await asyncio.to_thread(calls)
+            played.append(r)
+
+    played: list[str] = []
+    asyncio.run(scenario())
+    # ``croupier replay`` tells the same story, the operator's calls included.
+    from server.cli.main import main
+
+    config_file = tmp_path / "croupier.toml"
+    config_file.write_text(text)
+    args = ["replay", played[0], "--data-dir", str(tmp_path), "--config", str(config_file)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "the operator's wallet (each call and its answer):" in out
+    assert "debit" in out and "credit" in out and "#1 ok: balance" in out

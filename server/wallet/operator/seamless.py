@@ -32,6 +32,7 @@ outbox's in the same database, so that a batch and what it makes due commit toge
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -64,6 +65,7 @@ __all__ = [
     "OperatorUnavailable",
     "SeamlessLedger",
     "SeamlessSqliteLedger",
+    "calls_of_round",
 ]
 
 OPERATOR_WALLET: Final = "issuer:operator-wallet"
@@ -499,6 +501,10 @@ class SeamlessLedger:
                 finished.append(round_id)
         return finished
 
+    def calls_of_round(self, round_id: str) -> list[dict[str, Any]]:
+        """Every call made to the operator for ``round_id`` and its answer (disputes)."""
+        return calls_of_round(self._read, self._ph, round_id)
+
     async def run(self) -> None:
         """The outbox's sender, until cancelled."""
         await self.outbox.run()
@@ -529,6 +535,42 @@ def _intend(conn: Any, ph: str, d: _Debit, now: float) -> str | None:
         (d.txid, d.table_id, d.round_id, d.player_id, d.bet_id, d.transfer.amount, now),
     )
     return None
+
+
+def calls_of_round(
+    read: Callable[[str, tuple[Any, ...]], list[Any]], ph: str, round_id: str
+) -> list[dict[str, Any]]:
+    """Every call made to the operator for ``round_id`` — each debit, credit and rollback,
+    each attempt with when it was sent, how long it took and its answer — in the order sent,
+    from the record in the ledger's database (``read(sql, params)``)."""
+    rows = read(
+        "SELECT c.transaction_id, c.operation, c.attempt, c.sent_at, c.took_ms, c.outcome, "
+        "c.detail, COALESCE(d.player_id, o.player_id), COALESCE(d.bet_id, ''), "
+        "COALESCE(d.amount, 0), d.state, o.body FROM wallet_calls c "
+        "LEFT JOIN wallet_debits d ON d.transaction_id = c.transaction_id "
+        "LEFT JOIN wallet_outbox o ON o.transaction_id = c.transaction_id "
+        f"WHERE d.round_id = {ph} OR o.round_id = {ph} ORDER BY c.sent_at, c.attempt",
+        (round_id, round_id),
+    )
+    calls = []
+    for txid, op, attempt, sent, took, outcome, detail, player, bet, amount, state, body in rows:
+        call: dict[str, Any] = {
+            "transaction_id": txid,
+            "operation": op,
+            "attempt": int(attempt),
+            "player_id": player,
+            "amount": int(amount) if body is None else int(json.loads(body)["amount"]),
+            "sent_at": float(sent),
+            "took_ms": round(float(took), 1),
+            "outcome": outcome,
+            "answer": detail,
+        }
+        if bet:
+            call["bet_id"] = bet
+        if state is not None:
+            call["debit_state"] = state
+        calls.append(call)
+    return calls
 
 
 def _net_in_round(ph: str) -> str:
