@@ -300,6 +300,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         player_id TEXT NOT NULL,
         bet_id TEXT NOT NULL,
         amount BIGINT NOT NULL,
+        currency TEXT NOT NULL,
         state TEXT NOT NULL,
         balance BIGINT,
         at DOUBLE PRECISION NOT NULL

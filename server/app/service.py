@@ -205,7 +205,8 @@ class Service:
             # sent again (docs/wallet.md, "How Croupier keeps its books").
             ledger: Any = self.ledger
             rolled = await ledger.recover()
-            credited = await ledger.finish_settled()
+            self.casino.recover()  # the rounds a crash left open: completed or voided
+            credited = await ledger.finish_settled()  # those completed, credited
             self._outbox = asyncio.get_running_loop().create_task(ledger.run(), name="outbox")
             log.info("operator wallet", extra={"rolled_back": rolled, "credited": credited})
         if self.devices.channels:  # devices connect before their tables deal

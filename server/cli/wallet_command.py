@@ -107,6 +107,15 @@ def _pending(ledger: Any) -> int:
     return 0
 
 
+def _plays_with_an_operator(ledger: Any) -> bool:
+    """Whether the ledger has ever debited a stake at an operator's wallet."""
+    if not hasattr(ledger, "url") and not ledger._rows(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wallet_debits'", ()
+    ):
+        return False
+    return bool(ledger._rows("SELECT 1 FROM wallet_debits LIMIT 1", ()))
+
+
 def _against_statement(ledger: Any, path: Path) -> int:
     """Print each difference between the record of the calls to the operator's wallet and
     the operator's statement in ``path``; 1 if there is any, 2 for a statement that cannot
@@ -165,6 +174,15 @@ def run(args: argparse.Namespace) -> int:
                 return _against_statement(ledger, args.operator_statement)
             return 0
         account = player_account(args.player_id)
+        if _plays_with_an_operator(ledger):
+            # A player's account here is a transit account (docs/wallet.md): the money is
+            # the operator's, moved at its wallet, never with these commands.
+            print(
+                "croupier wallet: this ledger plays with the operator's wallet: players' "
+                "balances and funds are the operator's (docs/wallet.md)",
+                file=sys.stderr,
+            )
+            return 2
         if args.wallet_command == "balance":
             print(f"{args.player_id}: {ledger.balance(account)}")
             mismatches = ledger.reconcile()

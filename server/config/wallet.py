@@ -10,6 +10,7 @@ from server.config.settings import AuthSettings, DeviceSettings, WalletSettings
 from server.config.values import IDENTIFIER, number, path_of
 from server.games.registry import capabilities
 from server.games.table import ConfigError, TableSettings
+from server.wallet.operator.contract import url_problem
 
 __all__ = ["operator_api_token", "wallet_settings"]
 
@@ -40,8 +41,11 @@ def wallet_settings(
         return WalletSettings()
     section = f"{where}: [wallet]"
     url = raw.get("url")
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+    if not isinstance(url, str):
         raise ConfigError(f"{section} url must be the operator wallet's http(s):// URL")
+    problem = url_problem(url)
+    if problem is not None:
+        raise ConfigError(f"{section} url: {problem}")
     secret_file = raw.get("secret_file")
     if not isinstance(secret_file, str):
         raise ConfigError(f"{section} secret_file: the file holding the shared secret")

@@ -143,7 +143,9 @@ class Edge:
         path = request.path.split("?", 1)[0]
         if path == "/ws":
             return None  # the WebSocket handshake proceeds
-        if path.startswith("/operator/") and self.operator_api is not None:
+        if path.startswith("/operator/"):
+            if self.operator_api is None:  # not the browser client's page either
+                return _text(http.HTTPStatus.NOT_FOUND, "the operator API is not configured\n")
             return self._operator(self.operator_api, request)  # websockets awaits it
         if path == "/healthz":
             return _text(http.HTTPStatus.OK, "ok\n")

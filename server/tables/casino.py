@@ -105,6 +105,7 @@ class Casino:
         self._tasks: list[asyncio.Task[None]] = []
         self._running: dict[str, asyncio.Task[None]] = {}
         self.recovered: list[Recovered] = []
+        self._recovered_once = False
 
     def _runtime(
         self,
@@ -160,9 +161,15 @@ class Casino:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def recover(self) -> list[Recovered]:
+        """Complete or void every round a crash left open, once (``start`` asks again: the
+        composition root may have asked first, to act on the rounds it completed)."""
         if self.clustered:  # each table's, when this node takes it
             return []
-        self.recovered = recover_open_rounds(self.journal, self.ledger, self.games, self._announce)
+        if not self._recovered_once:
+            self._recovered_once = True
+            self.recovered = recover_open_rounds(
+                self.journal, self.ledger, self.games, self._announce
+            )
         return self.recovered
 
     def _announce(self, item: Recovered) -> None:

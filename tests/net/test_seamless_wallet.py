@@ -194,7 +194,8 @@ def test_a_token_s_currency_is_the_player_s(tmp_path: Path, wallet: OperatorWall
     "change, problem",
     [
         ({"auth": 'mode = "demo"'}, "needs [auth] mode 'jwt'"),
-        ({"wallet_url": '"ftp://x"'}, "url must be"),
+        ({"wallet_url": '"ftp://x"'}, "is not an http:// or https://HOST"),
+        ({"wallet_url": '"http://wallet/a b?x=1"'}, "without query or spaces"),
         ({"wallet_currency": '"dollars"'}, "ISO 4217"),
         ({"game": '"casino_war"'}, "casino_war"),
         ({"wallet_extra": 'colour = "red"'}, "unknown setting"),
@@ -265,6 +266,10 @@ def test_wallet_pending_lists_what_the_operator_has_not_answered(
             await asyncio.sleep(0.6)  # the credit queued, and sent (503) at least once
 
     asyncio.run(round_then_down())
+    # Players' money here is the operator's: the transfer-wallet commands refuse.
+    assert main(["wallet", "credit", "p-1", "500", "--reference", "r1", *data]) == 2
+    assert main(["wallet", "balance", "p-1", *data]) == 2
+    assert "plays with the operator's wallet" in capsys.readouterr().err
     assert main(["wallet", "pending", *data]) == 0
     out = capsys.readouterr().out
     assert "1 pending" in out and "credit" in out and "to p-1 (round rt." in out
@@ -410,3 +415,25 @@ def test_the_round_history_api(
     out = capsys.readouterr().out
     assert "the operator's wallet (each call and its answer):" in out
     assert "debit" in out and "credit" in out and "#1 ok: balance" in out
+
+
+def test_the_operator_routes_are_not_found_without_the_api(tmp_path: Path) -> None:
+    """Without ``[operator_api]`` an ``/operator/…`` path is a 404, never the browser
+    client's page."""
+    import urllib.error
+    import urllib.request
+
+    async def scenario() -> int:
+        async with live_service(tmp_path) as service:
+
+            def get() -> int:
+                try:
+                    url = f"http://127.0.0.1:{service.port}/operator/rounds/rt.1"
+                    with urllib.request.urlopen(url, timeout=5) as answer:
+                        return int(answer.status)
+                except urllib.error.HTTPError as exc:
+                    return exc.code
+
+            return await asyncio.to_thread(get)
+
+    assert asyncio.run(scenario()) == 404

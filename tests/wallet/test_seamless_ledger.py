@@ -215,7 +215,7 @@ def test_recovery_rolls_back_a_debit_that_may_have_left(wallet: OperatorWallet, 
             key, [t] = stake("alice", "a1", 500)
             d = ledger._debit_of(key, [t])
             assert d is not None
-            await ledger._write(lambda conn: _intend(conn, ledger._ph, d, 0.0))
+            await ledger._write(lambda conn: _intend(conn, ledger._ph, d, "USD", 0.0))
             body = c.debit_body(d.txid, "alice", "USD", 500, ROUND, "t1", "a1")
             assert isinstance(await ledger.client.call("debit", body), c.Ok)  # then it died
 
@@ -280,3 +280,30 @@ def test_a_debit_is_only_posted_alone() -> None:
     with pytest.raises(Exception, match=r"TABLE\.NUMBER"):
         ledger._debit_of("k", stake("alice", "a", 5, round_id="no-number")[1])
     assert OPERATOR_WALLET.startswith("issuer:")
+
+
+def test_a_player_s_currency_outlives_a_restart(wallet: OperatorWallet, local: Any) -> None:
+    """A player who plays in EUR (a token's claim) bets; after a restart — the claim is
+    not known yet — the void of one stake and the credit of the other are in EUR too, the
+    debits' currency: the operator, which keeps the player in EUR, answers both ok."""
+    wallet.player("eve", 5_000, currency="EUR")
+
+    async def before() -> None:
+        async with seamless(wallet, local) as ledger:
+            ledger.open_account(player_account("eve"))
+            ledger.set_currency("eve", "EUR")
+            await ledger.apost(*stake("eve", "e1", 500))
+            await ledger.apost(*stake("eve", "e2", 200))
+
+    async def after() -> None:
+        async with seamless(wallet, local) as ledger:
+            void = Transfer(OPEN_WAGERS, player_account("eve"), 500, "void", ROUND, "e1")
+            await asyncio.to_thread(ledger.post, f"void:{ROUND}:eve:e1", [void])
+            await ledger.apost_many([settle("eve", "e2", 200, 400)])
+            [credit] = await ledger.finish_round(ROUND)
+            assert credit.body["currency"] == "EUR" and credit.body["amount"] == 400
+            await ledger.settled()
+            agree(wallet, ledger, {"eve": 5_200})
+
+    asyncio.run(before())
+    asyncio.run(after())

@@ -36,6 +36,7 @@ __all__ = [
     "rollback_body",
     "rollback_id",
     "sign",
+    "url_problem",
 ]
 
 SIGNATURE_HEADER: Final = "X-Croupier-Signature"
@@ -66,6 +67,28 @@ class Unknown:
 
 
 Answer = Ok | Refused | Unknown
+
+
+_SAFE = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~:/[]%@!$&'()*+,;="
+)
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with an operator wallet's base URL (None: nothing): it must be a plain
+    ``http(s)://HOST[:PORT][/PATH]``, the calls going to ``{url}/{operation}``."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError as exc:
+        return f"{url!r} is not a URL: {exc}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{url!r} is not an http:// or https://HOST… URL"
+    if not set(parts.netloc) | set(parts.path) <= _SAFE or parts.query or parts.fragment:
+        return f"{url!r} must be a plain http(s)://HOST[:PORT][/PATH], without query or spaces"
+    return None
 
 
 # --- transaction ids ----------------------------------------------------------------------------

@@ -81,6 +81,7 @@ CREATE TABLE IF NOT EXISTS wallet_debits (
     player_id TEXT NOT NULL,
     bet_id TEXT NOT NULL,
     amount BIGINT NOT NULL,
+    currency TEXT NOT NULL,
     state TEXT NOT NULL,
     balance BIGINT,
     at DOUBLE PRECISION NOT NULL
@@ -305,16 +306,16 @@ class SeamlessLedger:
         ph, amount = self._ph, d.transfer.amount
         self._in_flight[d.player_id] += amount
         try:
-            earlier = await self._write(lambda conn: _intend(conn, ph, d, time.time()))
+            currency = self.currency_of(d.player_id)
+            earlier = await self._write(lambda conn: _intend(conn, ph, d, currency, time.time()))
             if earlier == "ok":  # the same bet again (a retry): its post says so
                 again: PostResult = await self._write(lambda conn: self._apply_debit(conn, d))
                 return again
             if earlier is not None:
                 raise OperatorUnavailable(f"this bet's debit was {earlier} before")
             body = c.debit_body(
-                d.txid, d.player_id, self.currency_of(d.player_id), amount, d.round_id,
-                d.table_id, d.bet_id,
-            )  # fmt: skip
+                d.txid, d.player_id, currency, amount, d.round_id, d.table_id, d.bet_id
+            )
             sent_at, began = time.time(), time.perf_counter()
             answer = await self.client.call("debit", body)
             took = time.perf_counter() - began
@@ -334,7 +335,7 @@ class SeamlessLedger:
             _give_back(conn, ph, d.txid, rollback)
             return None
 
-        rollback = self._rollback(d.txid, d.player_id, amount, d.round_id)
+        rollback = self._rollback(d.txid, d.player_id, amount, d.round_id, currency)
         try:
             result = await self._write(outcome)
         except Exception:
@@ -364,11 +365,12 @@ class SeamlessLedger:
         result: PostResult = type(self.local)._apply(d.key, rows, conn)
         return result
 
-    def _rollback(self, debit: str, player_id: str, amount: int, round_id: str) -> OutboxCall:
+    def _rollback(
+        self, debit: str, player_id: str, amount: int, round_id: str, currency: str
+    ) -> OutboxCall:
         body = c.rollback_body(
-            c.rollback_id(debit), debit, player_id, self.currency_of(player_id), amount,
-            round_id, table_of(round_id),
-        )  # fmt: skip
+            c.rollback_id(debit), debit, player_id, currency, amount, round_id, table_of(round_id)
+        )
         return OutboxCall("rollback", body)
 
     # --- returned stakes and everything else ------------------------------------------------
@@ -377,10 +379,10 @@ class SeamlessLedger:
         self, key: str, transfers: Sequence[Transfer]
     ) -> tuple[Callable[[Any], PostResult], list[OutboxCall]]:
         """A batch posted locally as it is, but for stakes returned to their players: each
-        moves on to the operator's wallet, and its debit's rollback is queued with it."""
+        moves on to the operator's wallet, and its debit's rollback is queued with it (in
+        the debit's currency). The calls' list is filled by the write, when it applies."""
         rows = [row(t) for t in transfers]
-        calls: list[OutboxCall] = []
-        returned: list[str] = []
+        returned: list[tuple[str, str, int, str]] = []  # debit, player, amount, round
         for t in transfers:
             if t.kind in _RETURNED and t.destination.startswith(_PLAYER):
                 if not t.round_id or not t.bet_id:
@@ -390,19 +392,26 @@ class SeamlessLedger:
                 back = Transfer(t.destination, OPERATOR_WALLET, t.amount, "wallet-rollback",
                                 t.round_id, t.bet_id)  # fmt: skip
                 rows.append(row(back))
-                calls.append(self._rollback(debit, player, t.amount, t.round_id))
-                returned.append(debit)
+                returned.append((debit, player, t.amount, t.round_id))
         ph, apply, now = self._ph, type(self.local)._apply, time.time()
+        calls: list[OutboxCall] = []
 
         def write(conn: Any) -> PostResult:
             result: PostResult = apply(key, rows, conn)
-            if result.applied and calls:
-                for debit in returned:
+            calls.clear()  # a write made again (its group undone) starts over
+            if result.applied and returned:
+                for debit, player, amount, round_id in returned:
+                    found = conn.execute(
+                        f"SELECT currency FROM wallet_debits WHERE transaction_id = {ph}",
+                        (debit,),
+                    ).fetchone()
+                    currency = str(found[0]) if found else self.currency_of(player)
+                    calls.append(self._rollback(debit, player, amount, round_id, currency))
                     _set_state(conn, ph, debit, "rolled_back", None)
                 queue_calls(conn, ph, calls, now)
             return result
 
-        return write, calls if calls else []
+        return write, calls
 
     # --- rounds -----------------------------------------------------------------------------
 
@@ -415,12 +424,14 @@ class SeamlessLedger:
 
         def write(conn: Any) -> list[OutboxCall]:
             debits: dict[str, list[str]] = defaultdict(list)
-            for txid, player in conn.execute(
-                f"SELECT transaction_id, player_id FROM wallet_debits WHERE round_id = {ph} "
-                "AND state = 'ok' ORDER BY at, transaction_id",
+            currencies: dict[str, str] = {}
+            for txid, player, currency in conn.execute(
+                "SELECT transaction_id, player_id, currency FROM wallet_debits WHERE "
+                f"round_id = {ph} AND state = 'ok' ORDER BY at, transaction_id",
                 (round_id,),
             ).fetchall():
                 debits[str(player)].append(str(txid))
+                currencies[str(player)] = str(currency)  # the stakes' currency
             calls = []
             for player, settled in debits.items():
                 account = player_account(player)
@@ -443,7 +454,7 @@ class SeamlessLedger:
                     OutboxCall(
                         "credit",
                         c.credit_body(
-                            txid, player, self.currency_of(player), net, round_id, table, settled
+                            txid, player, currencies[player], net, round_id, table, settled
                         ),
                     )
                 )
@@ -460,11 +471,13 @@ class SeamlessLedger:
         again. The number of debits turned into rollbacks."""
         ph, now = self._ph, time.time()
         rows = self._read(
-            "SELECT transaction_id, player_id, amount, round_id FROM wallet_debits "
+            "SELECT transaction_id, player_id, amount, round_id, currency FROM wallet_debits "
             "WHERE state = 'sending'",
             (),
         )
-        calls = [self._rollback(str(t), str(p), int(a), str(r)) for t, p, a, r in rows]
+        calls = [
+            self._rollback(str(t), str(p), int(a), str(r), str(cur)) for t, p, a, r, cur in rows
+        ]
 
         def write(conn: Any) -> None:
             for t, *_ in rows:
@@ -522,8 +535,10 @@ class SeamlessSqliteLedger(SqliteLedger):
     _SCHEMA = SqliteLedger._SCHEMA + OUTBOX_SCHEMA + DEBITS_SCHEMA
 
 
-def _intend(conn: Any, ph: str, d: _Debit, now: float) -> str | None:
-    """Write the debit's intent (``sending``); the state it had if it was written before."""
+def _intend(conn: Any, ph: str, d: _Debit, currency: str, now: float) -> str | None:
+    """Write the debit's intent (``sending``) in ``currency`` — kept, so that its rollback
+    and its round's credit use it after a restart too; the state it had if it was written
+    before."""
     found = conn.execute(
         f"SELECT state FROM wallet_debits WHERE transaction_id = {ph}", (d.txid,)
     ).fetchone()
@@ -531,8 +546,9 @@ def _intend(conn: Any, ph: str, d: _Debit, now: float) -> str | None:
         return str(found[0])
     conn.execute(
         "INSERT INTO wallet_debits(transaction_id, table_id, round_id, player_id, bet_id, "
-        f"amount, state, at) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, 'sending', {ph})",
-        (d.txid, d.table_id, d.round_id, d.player_id, d.bet_id, d.transfer.amount, now),
+        f"amount, currency, state, at) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, "
+        f"'sending', {ph})",
+        (d.txid, d.table_id, d.round_id, d.player_id, d.bet_id, d.transfer.amount, currency, now),
     )
     return None
 
