@@ -95,3 +95,6 @@ def test_burst_benchmark_with_the_operator_s_wallet(tmp_path: Path) -> None:
     text = bench_burst.render(result, "bench_burst --deployments wallet")
     assert "## Burst at one table with the operator's wallet" in text
     assert "that latency; issue #32's target is ≤ 3×" in text
+    # With the operator answering at once the verdict is the calls' own cost (no ratio).
+    at_once = bench_burst.render(result | {"wallet_latency": 0.0}, "bench_burst")
+    assert "what the calls themselves cost, the operator answering at once" in at_once
