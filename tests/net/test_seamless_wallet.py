@@ -90,10 +90,20 @@ def moved(service: Any, player: str, kind: str) -> int:
     )
 
 
-def test_a_round_with_the_operator_s_money(tmp_path: Path, wallet: OperatorWallet) -> None:
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_a_round_with_the_operator_s_money(
+    tmp_path: Path, wallet: OperatorWallet, store: str, request: pytest.FixtureRequest
+) -> None:
+    """On the embedded files, and on one PostgreSQL database (where the ledger and the
+    journal share a writer: the seamless ledger must still ask the operator first)."""
+    text = config(wallet)
+    if store == "postgres":
+        url = request.getfixturevalue("postgres_url")
+        text = f'[cluster]\ndatabase_url = "{url}"\n' + text
+
     async def scenario() -> None:
         async with (
-            live_service(tmp_path, config(wallet)) as service,
+            live_service(tmp_path, text) as service,
             connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
         ):
             pat = Client(ws)
