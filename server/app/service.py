@@ -43,6 +43,7 @@ REDIS_CONNECTIONS = 256  # a node's connections to Redis at most (the bus's two 
 # At a stop, how long the operator wallet's outbox may take to send what the stop made due
 # (the rollbacks of the rounds it voided) before what is left waits for the next start.
 STOP_DRAIN_SECONDS = 2.0
+CREDIT_RETRY_SECONDS = 5.0  # between attempts to queue a round's credits that failed
 
 log = logging.getLogger("croupier.server")
 
@@ -127,6 +128,7 @@ class Service:
         self.lobby = Lobby(self.casino, self.stations)
         self.floor: Floor | None = None
         self._crediting: set[asyncio.Task[Any]] = set()  # rounds' credits being queued
+        self._stopped = False
         self._outbox: asyncio.Task[None] | None = None  # an operator wallet's sender
         self._gauges()
 
@@ -140,21 +142,28 @@ class Service:
             fanout=self.edge.fanout, round_finished=counter, round_ended=self._credit_round
         )
 
-    def _credit_round(self, round_id: str, status: object) -> None:
+    def _credit_round(self, round_id: str, status: object = None) -> None:
         """A round is over: the operator's wallet is credited what it returned to each player
-        (docs/wallet.md), written first, sent by the outbox. A crash before that write is
-        made good at the next start (``finish_settled``)."""
+        (docs/wallet.md), written first, sent by the outbox. A write that fails is tried
+        again every few seconds; a crash before it is made good at the next start
+        (``finish_settled``)."""
+        if self._stopped:
+            return
         ledger: Any = self.ledger  # a SeamlessLedger
-        task = asyncio.get_running_loop().create_task(ledger.finish_round(round_id))
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(ledger.finish_round(round_id))
         self._crediting.add(task)
-        task.add_done_callback(self._credited)
 
-    def _credited(self, task: asyncio.Task[Any]) -> None:
-        self._crediting.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error(
-                "crediting a round failed (done at the next start)", exc_info=task.exception()
-            )
+        def done(task: asyncio.Task[Any]) -> None:
+            self._crediting.discard(task)
+            if task.cancelled() or task.exception() is None:
+                return
+            log.error("crediting round %s failed; trying again", round_id,
+                      exc_info=task.exception())  # fmt: skip
+            if not self._stopped:
+                loop.call_later(CREDIT_RETRY_SECONDS, self._credit_round, round_id)
+
+        task.add_done_callback(done)
 
     def _ready(self) -> bool:
         return self.casino.ready and (self.cluster is None or self.cluster.ready)
@@ -272,6 +281,7 @@ class Service:
             await self.stations.drain()
         if self._crediting:
             await asyncio.gather(*self._crediting, return_exceptions=True)
+        self._stopped = True  # credits not queued yet: the next start's finish_settled
         if self._outbox is not None:
             ledger: Any = self.ledger
             # A moment for the rollbacks of the rounds just voided; whatever is still not

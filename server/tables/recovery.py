@@ -39,29 +39,34 @@ def void_in_ledger(ledger: Ledger, round_id: str) -> set[str]:
     """Return every wager of ``round_id`` still held in ``wagers:open``; the players paid.
 
     Every batch that moves a wager's money is keyed ``<kind>:<round>:<player>:<bet>``
-    (``server.core.money``), so the part after the round identifies the wager.
+    (``server.core.money``) and its transfers carry the bet id: the player is what lies
+    between the round and the bet id in the key. (Read so, not by splitting the key at a
+    colon: a player id or a bet id may hold one, and each wager must be returned under its
+    own bet id — an operator's wallet rolls back the debit that bet id names.)
     """
-    held: dict[str, int] = defaultdict(int)
-    payer: dict[str, str] = {}
+    held: dict[tuple[str, str], int] = defaultdict(int)
+    payer: dict[tuple[str, str], str] = {}
     prefix_length = len(round_id) + 1
     for key, t in ledger.round_transfers(round_id):
-        wager = key.partition(":")[2][prefix_length:]
+        if OPEN_WAGERS not in (t.source, t.destination) or t.bet_id is None:
+            continue
+        after_round = key.partition(":")[2][prefix_length:]  # "<player>:<bet>"
+        suffix = f":{t.bet_id}"
+        if not after_round.endswith(suffix):  # pragma: no cover - not a wager's batch
+            continue
+        wager = (after_round[: -len(suffix)], t.bet_id)
         if t.destination == OPEN_WAGERS:
             held[wager] += t.amount
             payer[wager] = t.source
-        elif t.source == OPEN_WAGERS:
+        else:
             held[wager] -= t.amount
     paid = set()
-    for wager, amount in held.items():
+    for (player, bet_id), amount in held.items():
         if amount > 0:
-            account = payer[wager]
+            account = payer[(player, bet_id)]
             ledger.post(
-                f"void:{round_id}:{wager}",
-                [
-                    Transfer(
-                        OPEN_WAGERS, account, amount, "void", round_id, wager.rsplit(":", 1)[-1]
-                    )
-                ],
+                f"void:{round_id}:{player}:{bet_id}",
+                [Transfer(OPEN_WAGERS, account, amount, "void", round_id, bet_id)],
             )
             paid.add(account.removeprefix("player:"))
     return paid

@@ -228,3 +228,26 @@ def test_only_credits_and_rollbacks_wait_in_the_outbox() -> None:
         OutboxCall("debit", body)
     with pytest.raises(ValueError, match="lacks"):
         OutboxCall("credit", {"transaction_id": "c"})
+
+
+def test_a_call_tried_a_thousand_times_is_tried_again(wallet: OperatorWallet, place: Place) -> None:
+    """The attempts count on across restarts and outages: a call that has failed more than
+    a thousand times (its pause's exponent capped) goes back in line after another failure
+    instead of being dropped from this process's sending."""
+    wallet.knobs(down=True)
+
+    async def go() -> None:
+        async with outbox(wallet, place) as box:
+            await box.queue([])  # nothing: the sender is running
+            call = credit("alice", 100)
+            ph = "?" if place.kind == "sqlite" else "%s"
+            await box._write(lambda conn: queue_calls(conn, ph, [call], 0.0))
+            box.take([call], attempts=2_000)
+            for _ in range(100):
+                await asyncio.sleep(0.02)
+                if box.pending()[0].attempts >= 1:
+                    break
+            await asyncio.sleep(0.05)
+            assert box.holds(call.transaction_id) and box._due, "dropped after a failure"
+
+    asyncio.run(go())

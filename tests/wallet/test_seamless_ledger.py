@@ -307,3 +307,22 @@ def test_a_player_s_currency_outlives_a_restart(wallet: OperatorWallet, local: A
 
     asyncio.run(before())
     asyncio.run(after())
+
+
+def test_a_void_returns_each_stake_under_its_own_bet_id(wallet: OperatorWallet, local: Any) -> None:
+    """Recovery's void (``void_in_ledger``) with bet ids that hold a colon: each stake is
+    returned under its own bet id, so the rollback names the debit that was taken."""
+    from server.tables.recovery import void_in_ledger
+
+    async def go() -> None:
+        async with seamless(wallet, local) as ledger:
+            await ledger.apost(*stake("alice", "x:1", 500))
+            await ledger.apost(*stake("alice", "1", 300))
+            paid = await asyncio.to_thread(void_in_ledger, ledger, ROUND)
+            assert paid == {"alice"}
+            assert await ledger.finish_round(ROUND) == []
+            await ledger.settled()
+            agree(wallet, ledger, {"alice": 10_000})
+
+    asyncio.run(go())
+    assert wallet.state()["debits"] == {"rolled_back": 2}

@@ -350,7 +350,9 @@ class Outbox:
                 self.on_answered(call, answer.balance)
             return
         log.info("outbox %s %s: %s", call.operation, call.transaction_id, answer.reason)
-        pause = min(LAST_PAUSE, self.first_pause * 2**attempts)
+        # (The exponent capped: the attempts count on across restarts and outages, and a
+        # float cannot hold 2**1024.)
+        pause = min(LAST_PAUSE, self.first_pause * 2 ** min(attempts, 16))
         self._push(self._clock() + pause * (0.5 + self._random.random() / 2), call, attempts + 1)
 
     def _push(self, due: float, call: OutboxCall, attempts: int) -> None:

@@ -32,6 +32,7 @@ outbox's in the same database, so that a batch and what it makes due commit toge
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections import defaultdict
@@ -160,6 +161,7 @@ class SeamlessLedger:
         # Per player, what the credits and rollbacks in the outbox will add to that answer
         # once they are answered ok.
         self._owed: dict[str, int] = defaultdict(int)
+        self._owing: set[str] = set()  # the transaction ids counted in ``_owed``
         self._in_flight: dict[str, int] = defaultdict(int)  # player id → debits under way
         local.open_account(OPERATOR_WALLET, may_go_negative=True)
         local.open_account(OPEN_WAGERS, may_go_negative=False)
@@ -189,7 +191,9 @@ class SeamlessLedger:
     def _answered(self, call: OutboxCall, balance: int) -> None:
         player = str(call.body["player_id"])
         self._balances[player] = balance
-        self._settle_owed(player, -int(call.body["amount"]))
+        if call.transaction_id in self._owing:
+            self._owing.discard(call.transaction_id)
+            self._settle_owed(player, -int(call.body["amount"]))
 
     def _settle_owed(self, player: str, change: int) -> None:
         left = self._owed[player] + change
@@ -198,11 +202,14 @@ class SeamlessLedger:
         else:
             del self._owed[player]
 
-    def _take(self, calls: list[OutboxCall]) -> None:
-        """Send ``calls`` (durable in the outbox); until each is answered, the player's
-        balance counts what it will add."""
+    def _take(self, calls: list[OutboxCall], *, owed: bool = True) -> None:
+        """Send ``calls`` (durable in the outbox). With ``owed`` (credits, and rollbacks of
+        stakes returned), until each is answered the player's balance counts what it will
+        add; a rollback of a debit whose outcome is unknown adds nothing the balance had
+        lost (the debit was never counted)."""
         for call in calls:
-            if not self.outbox.holds(call.transaction_id):
+            if owed and call.transaction_id not in self._owing:
+                self._owing.add(call.transaction_id)
                 self._settle_owed(str(call.body["player_id"]), int(call.body["amount"]))
         self.outbox.take(calls)
 
@@ -304,9 +311,10 @@ class SeamlessLedger:
 
     async def _debit(self, d: _Debit) -> PostResult:
         ph, amount = self._ph, d.transfer.amount
+        currency = self.currency_of(d.player_id)
+        rollback = self._rollback(d.txid, d.player_id, amount, d.round_id, currency)
         self._in_flight[d.player_id] += amount
         try:
-            currency = self.currency_of(d.player_id)
             earlier = await self._write(lambda conn: _intend(conn, ph, d, currency, time.time()))
             if earlier == "ok":  # the same bet again (a retry): its post says so
                 again: PostResult = await self._write(lambda conn: self._apply_debit(conn, d))
@@ -317,7 +325,11 @@ class SeamlessLedger:
                 d.txid, d.player_id, currency, amount, d.round_id, d.table_id, d.bet_id
             )
             sent_at, began = time.time(), time.perf_counter()
-            answer = await self.client.call("debit", body)
+            try:
+                answer = await self.client.call("debit", body)
+            except BaseException:  # cancelled (the table closed) with the call out: undo it
+                self._take([rollback], owed=False)
+                raise
             took = time.perf_counter() - began
         finally:
             self._in_flight[d.player_id] -= amount
@@ -335,13 +347,21 @@ class SeamlessLedger:
             _give_back(conn, ph, d.txid, rollback)
             return None
 
-        rollback = self._rollback(d.txid, d.player_id, amount, d.round_id, currency)
         try:
             result = await self._write(outcome)
-        except Exception:
+        except Exception:  # nothing of the outcome was written
             if isinstance(answer, c.Ok):  # taken at the operator, not recorded here: return it
-                await self._write(lambda conn: _give_back(conn, ph, d.txid, rollback))
-                self._take([rollback])
+                with contextlib.suppress(Exception):  # the rollback also goes out from memory
+                    await self._write(lambda conn: _give_back(conn, ph, d.txid, rollback))
+            if not isinstance(answer, c.Refused):
+                # Sent from memory now; written or not, the debit is still ``sending`` or
+                # ``unknown`` in the store, and the next start rolls it back again (the same
+                # transaction id: the operator applies it once).
+                self._take([rollback], owed=False)
+            raise
+        except BaseException:  # cancelled while the outcome is written (it may still be)
+            if isinstance(answer, c.Unknown):  # never recorded ok: a rollback is safe
+                self._take([rollback], owed=False)
             raise
         if isinstance(answer, c.Ok):
             self._balances[d.player_id] = answer.balance
@@ -350,7 +370,7 @@ class SeamlessLedger:
             return PostResult(result.key, result.applied, result.sequence, balances)
         if isinstance(answer, c.Refused):
             raise OperatorRefused(answer.code, answer.message)
-        self._take([rollback])
+        self._take([rollback], owed=False)
         raise OperatorUnavailable(answer.reason)
 
     def _apply_debit(self, conn: Any, d: _Debit) -> PostResult:
@@ -486,9 +506,17 @@ class SeamlessLedger:
 
         if calls:
             await self._write(write)
-        self._take(calls)
+        self._take(calls, owed=False)
+        returned = {  # the rollbacks of stakes returned (cancelled, voided): owed
+            c.rollback_id(str(t))
+            for (t,) in self._read(
+                "SELECT transaction_id FROM wallet_debits WHERE state = 'rolled_back'", ()
+            )
+        }
         for pending in self.outbox.pending():  # the calls an earlier process left
-            if not self.outbox.holds(pending.transaction_id):
+            owed = pending.operation == "credit" or pending.transaction_id in returned
+            if owed and pending.transaction_id not in self._owing:
+                self._owing.add(pending.transaction_id)
                 self._settle_owed(pending.player_id, pending.amount)
         self.outbox.load()
         return len(calls)
