@@ -316,8 +316,12 @@ class Outbox:
                 except TimeoutError:
                     pass
         finally:
-            for task in list(self._sending):
+            sending = list(self._sending)
+            for task in sending:
                 task.cancel()
+            # Each ends before the store and the client it uses are closed; a call cut short
+            # stays in the outbox, sent again after the restart.
+            await asyncio.gather(*sending, return_exceptions=True)
 
     async def drained(self) -> None:
         """Wait until every call this process holds has been answered ok (tests, a clean
