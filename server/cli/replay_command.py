@@ -68,10 +68,11 @@ def run(args: argparse.Namespace) -> int:
     ledger = _ledger(url or data_dir / "ledger.sqlite")
     try:
         result = round_history(journal, ledger, settings, args.round_id)
-        if ledger is not None and _played_with_an_operator(ledger, url):
-            from server.wallet.operator.seamless import calls_of_round
+        if ledger is not None:
+            from server.wallet.operator.seamless import calls_of_round, wallet_tables
 
-            calls = calls_of_round(ledger._rows, "%s" if url else "?", args.round_id)
+            ph = wallet_tables(ledger)
+            calls = [] if ph is None else calls_of_round(ledger._rows, ph, args.round_id)
             if calls:  # a round played with the operator's money
                 result["wallet"] = calls
     except HistoryError as exc:
@@ -111,15 +112,6 @@ def run(args: argparse.Namespace) -> int:
                 f"#{c['attempt']} {c['outcome']}: {c['answer']} ({c['transaction_id']})"
             )
     return 0
-
-
-def _played_with_an_operator(ledger: Any, url: str | None) -> bool:
-    """Whether the ledger's database holds an operator wallet's record (docs/wallet.md)."""
-    if url:
-        return True  # the shared database's schema has its tables
-    return bool(
-        ledger._rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wallet_calls'")
-    )
 
 
 def _ledger(where: Path | str) -> Any:

@@ -87,11 +87,10 @@ def _pending(ledger: Any) -> int:
     import time
 
     from server.wallet.operator.outbox import pending_calls
+    from server.wallet.operator.seamless import wallet_tables
 
-    ph = "%s" if hasattr(ledger, "url") else "?"
-    if ph == "?" and not ledger._rows(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wallet_outbox'", ()
-    ):
+    ph = wallet_tables(ledger)
+    if ph is None:
         print("nothing pending (this ledger has never played with an operator's wallet)")
         return 0
     calls = pending_calls(ledger._rows, ph)
@@ -109,9 +108,9 @@ def _pending(ledger: Any) -> int:
 
 def _plays_with_an_operator(ledger: Any) -> bool:
     """Whether the ledger has ever debited a stake at an operator's wallet."""
-    if not hasattr(ledger, "url") and not ledger._rows(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wallet_debits'", ()
-    ):
+    from server.wallet.operator.seamless import wallet_tables
+
+    if wallet_tables(ledger) is None:
         return False
     return bool(ledger._rows("SELECT 1 FROM wallet_debits LIMIT 1", ()))
 
@@ -127,9 +126,9 @@ def _against_statement(ledger: Any, path: Path) -> int:
     except (OSError, ValueError) as exc:
         print(f"croupier wallet reconcile: {path}: {exc}", file=sys.stderr)
         return 2
-    if not hasattr(ledger, "url") and not ledger._rows(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wallet_debits'", ()
-    ):
+    from server.wallet.operator.seamless import wallet_tables
+
+    if wallet_tables(ledger) is None:
         print("croupier wallet reconcile: this ledger never played with an operator's wallet")
         return 2
     found = differences(read_record(ledger._rows), statement)

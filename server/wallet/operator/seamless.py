@@ -67,6 +67,7 @@ __all__ = [
     "SeamlessLedger",
     "SeamlessSqliteLedger",
     "calls_of_round",
+    "wallet_tables",
 ]
 
 OPERATOR_WALLET: Final = "issuer:operator-wallet"
@@ -579,6 +580,19 @@ def _intend(conn: Any, ph: str, d: _Debit, currency: str, now: float) -> str | N
         (d.txid, d.table_id, d.round_id, d.player_id, d.bet_id, d.transfer.amount, currency, now),
     )
     return None
+
+
+def wallet_tables(ledger: Any) -> str | None:
+    """The SQL parameter mark of ``ledger``'s database when it holds the operator wallet's
+    tables (a shared PostgreSQL database always does, from its migration 6; a SQLite file
+    once a seamless ledger opened it), None when it does not: for the commands that read
+    the record of the calls (``croupier wallet``, ``croupier replay``)."""
+    if hasattr(ledger, "url"):  # PgLedger
+        return "%s"
+    found = ledger._rows(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wallet_debits'", ()
+    )
+    return "?" if found else None
 
 
 def calls_of_round(
