@@ -22,7 +22,12 @@ from server.journal.journal import Journal, RoundStatus
 from server.journal.records import payload_of
 from server.storage import in_flight, joined
 from server.tables.chance import answer_chance
-from server.wallet.ledger import InsufficientFunds, Ledger, LedgerError
+from server.wallet.ledger import (
+    InsufficientFunds,
+    Ledger,
+    OperatorRefused,
+    OperatorUnavailable,
+)
 
 T = TypeVar("T")
 
@@ -80,15 +85,11 @@ def failure(exc: Exception) -> fx.Refused | fx.Failed:
     """An effect's exception as a table core takes it (it knows no store's own errors)."""
     if isinstance(exc, InsufficientFunds):
         return fx.Refused(exc.account, exc.balance, exc.needed)
-    # An operator's wallet (docs/wallet.md): refused, or its answer unknown. Duck-typed by
-    # the attributes, as the core knows no ledger's exceptions either.
-    code, message = getattr(exc, "code", None), getattr(exc, "message", None)
-    if isinstance(exc, LedgerError) and isinstance(code, str) and isinstance(message, str):
-        return fx.Refused("", 0, 0, code, message)
-    reason = getattr(exc, "reason", None)
-    if isinstance(exc, LedgerError) and isinstance(reason, str):
-        return fx.Failed(f"the operator's wallet did not answer, nothing was charged: {reason}",
-                         code=WALLET_UNAVAILABLE)  # fmt: skip
+    if isinstance(exc, OperatorRefused):  # an operator's wallet (docs/wallet.md)
+        return fx.Refused("", 0, 0, exc.code, exc.message)
+    if isinstance(exc, OperatorUnavailable):
+        message = f"the operator's wallet did not answer, nothing was charged: {exc.reason}"
+        return fx.Failed(message, code=WALLET_UNAVAILABLE)
     if isinstance(exc, RngError):
         return fx.Failed(f"the random number generator failed: {exc}", rng=True)
     return fx.Failed(f"{type(exc).__name__}: {exc}")  # StorageError, LedgerError, a refused write

@@ -24,6 +24,8 @@ __all__ = [
     "InsufficientFunds",
     "Ledger",
     "LedgerError",
+    "OperatorRefused",
+    "OperatorUnavailable",
     "PostResult",
     "Transfer",
     "player_account",
@@ -57,6 +59,25 @@ class InsufficientFunds(LedgerError):
 
 class IdempotencyConflict(LedgerError):
     """A batch key was reused for different transfers: a bug of the caller, never retried."""
+
+
+class OperatorRefused(LedgerError):
+    """An operator's wallet refused a debit (``code``: ``player_blocked``,
+    ``limit_reached``, ``session_expired``, ``insufficient_funds``; docs/wallet.md);
+    nothing was taken."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code, self.message = code, message
+
+
+class OperatorUnavailable(LedgerError):
+    """A debit's outcome at the operator is unknown (``reason``): it is being rolled back,
+    and the bet must not stand."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the operator's wallet did not answer: {reason}")
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,8 @@ from server.wallet.books import row
 from server.wallet.ledger import (
     OPEN_WAGERS,
     LedgerError,
+    OperatorRefused,
+    OperatorUnavailable,
     PostResult,
     Transfer,
     player_account,
@@ -90,24 +92,6 @@ CREATE TABLE IF NOT EXISTS wallet_debits (
 );
 CREATE INDEX IF NOT EXISTS wallet_debits_round ON wallet_debits(round_id, player_id);
 """
-
-
-class OperatorRefused(LedgerError):
-    """The operator refused a debit (``code``: one of ``contract.REFUSAL_CODES``); nothing
-    was taken."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code, self.message = code, message
-
-
-class OperatorUnavailable(LedgerError):
-    """A debit's outcome at the operator is unknown (``reason``): it is being rolled back,
-    and the bet must not stand."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"the operator's wallet did not answer: {reason}")
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
