@@ -46,16 +46,7 @@ def wallet_settings(
     problem = url_problem(url)
     if problem is not None:
         raise ConfigError(f"{section} url: {problem}")
-    secret_file = raw.get("secret_file")
-    if not isinstance(secret_file, str):
-        raise ConfigError(f"{section} secret_file: the file holding the shared secret")
-    path = path_of(secret_file, base)
-    try:
-        secret = path.read_bytes().strip()
-    except OSError as exc:
-        raise ConfigError(f"{section} secret_file {path}: {exc.strerror}") from None
-    if len(secret) < 16:
-        raise ConfigError(f"{section} secret_file {path}: the secret must be 16 bytes or more")
+    secret = _secret(section, "secret_file", raw.get("secret_file"), base, "the shared secret")
     currency = raw.get("currency", "USD")
     if not isinstance(currency, str) or not _CURRENCY.match(currency):
         raise ConfigError(f"{section} currency must be an ISO 4217 code (USD), not {currency!r}")
@@ -105,14 +96,21 @@ def operator_api_token(where: str, raw: Any, base: Path | None) -> bytes | None:
         )
     if not raw:
         return None
-    token_file = raw.get("token_file")
-    if not isinstance(token_file, str):
-        raise ConfigError(f"{where}: [operator_api] token_file: the file holding the token")
-    path = path_of(token_file, base)
+    return _secret(
+        f"{where}: [operator_api]", "token_file", raw.get("token_file"), base, "the token"
+    )
+
+
+def _secret(section: str, key: str, value: Any, base: Path | None, what: str) -> bytes:
+    """The secret kept in the file setting ``key`` names (relative to the configuration's
+    folder), surrounding whitespace stripped: 16 bytes or more, else ``ConfigError``."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{section} {key}: the file holding {what}")
+    path = path_of(value, base)
     try:
-        token = path.read_bytes().strip()
+        secret = path.read_bytes().strip()
     except OSError as exc:
-        raise ConfigError(f"{where}: [operator_api] token_file {path}: {exc.strerror}") from None
-    if len(token) < 16:
-        raise ConfigError(f"{where}: [operator_api] token_file {path}: 16 bytes or more")
-    return token
+        raise ConfigError(f"{section} {key} {path}: {exc.strerror}") from None
+    if len(secret) < 16:
+        raise ConfigError(f"{section} {key} {path}: {what} must be 16 bytes or more")
+    return secret
