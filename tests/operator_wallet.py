@@ -3,6 +3,7 @@ a small signed HTTP client for talking to it as Croupier and as the operator's s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import http.client
@@ -11,10 +12,11 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Answer", "OperatorWallet"]
+__all__ = ["Answer", "OperatorWallet", "running"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGNATURE_HEADER = "X-Croupier-Signature"
@@ -146,3 +148,18 @@ class OperatorWallet:
         answer = self.get("/_reference/statement")
         assert answer.status == 200, answer
         return [json.loads(line) for line in answer.raw.decode().splitlines()]
+
+
+@contextlib.contextmanager
+def running(workdir: Path, *players: str, balance: int = 10_000) -> Iterator[OperatorWallet]:
+    """The reference wallet started with its books in ``workdir``, each of ``players``
+    opened in USD with ``balance``; stopped afterwards."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    wallet = OperatorWallet(workdir)
+    wallet.start()
+    try:
+        for player in players:
+            wallet.player(player, balance)
+        yield wallet
+    finally:
+        wallet.stop()

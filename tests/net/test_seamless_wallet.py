@@ -31,7 +31,7 @@ from server.protocol.messages import (
 )
 from server.wallet.ledger import player_account
 from tests.net.live import Client, advance, live_service
-from tests.operator_wallet import OperatorWallet
+from tests.operator_wallet import OperatorWallet, running
 
 SECRET = "operator-shared-secret-for-tests-only-0123456789"
 
@@ -66,16 +66,9 @@ def token(player: str, **claims: Any) -> str:
 
 @pytest.fixture
 def wallet(tmp_path: Path) -> Iterator[OperatorWallet]:
-    (tmp_path / "operator").mkdir()
-    w = OperatorWallet(tmp_path / "operator")
-    w.start()
-    for p in ("p-1", "p-2"):
-        w.player(p, 10_000)
-    w.player("p-eu", 5_000, currency="EUR")
-    try:
+    with running(tmp_path / "operator", "p-1", "p-2") as w:
+        w.player("p-eu", 5_000, currency="EUR")
         yield w
-    finally:
-        w.stop()
 
 
 async def hello(client: Client, player: str, **claims: Any) -> Any:

@@ -14,18 +14,13 @@ from typing import Any
 
 import pytest
 
-from tests.operator_wallet import OperatorWallet
+from tests.operator_wallet import OperatorWallet, running
 
 
 @pytest.fixture
 def wallet(tmp_path: Path) -> Iterator[OperatorWallet]:
-    w = OperatorWallet(tmp_path)
-    w.start()
-    w.player("alice", 10_000)
-    try:
+    with running(tmp_path, "alice") as w:
         yield w
-    finally:
-        w.stop()
 
 
 def debit(txid: str, amount: int = 500, player: str = "alice", **extra: Any) -> dict[str, Any]:

@@ -15,20 +15,15 @@ import pytest
 
 from server.wallet.operator import contract as c
 from server.wallet.operator.client import OperatorWalletClient
-from tests.operator_wallet import OperatorWallet
+from tests.operator_wallet import OperatorWallet, running
 
 NS = "test"
 
 
 @pytest.fixture
 def wallet(tmp_path: Path) -> Iterator[OperatorWallet]:
-    w = OperatorWallet(tmp_path)
-    w.start()
-    w.player("alice", 10_000)
-    try:
+    with running(tmp_path, "alice") as w:
         yield w
-    finally:
-        w.stop()
 
 
 def debit(bet: str, amount: int = 500, player: str = "alice") -> dict[str, Any]:

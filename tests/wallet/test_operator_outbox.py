@@ -19,7 +19,7 @@ from server.storage import SqliteStore
 from server.wallet.operator import contract as c
 from server.wallet.operator.client import OperatorWalletClient
 from server.wallet.operator.outbox import OUTBOX_SCHEMA, Outbox, OutboxCall, queue_calls
-from tests.operator_wallet import OperatorWallet
+from tests.operator_wallet import OperatorWallet, running
 
 NS = "test"
 
@@ -77,14 +77,8 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
 
 @pytest.fixture
 def wallet(tmp_path: Path) -> Iterator[OperatorWallet]:
-    w = OperatorWallet(tmp_path)
-    w.start()
-    for p in ("alice", "bob"):
-        w.player(p, 10_000)
-    try:
+    with running(tmp_path, "alice", "bob") as w:
         yield w
-    finally:
-        w.stop()
 
 
 def credit(player: str, amount: int, round_id: str = "t1.1", table: str = "t1") -> OutboxCall:

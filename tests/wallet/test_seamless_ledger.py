@@ -28,7 +28,7 @@ from server.wallet.operator.seamless import (
     _intend,
 )
 from server.wallet.pg_ledger import PgLedger
-from tests.operator_wallet import OperatorWallet
+from tests.operator_wallet import OperatorWallet, running
 
 NS = "test"
 ROUND = "t1.7"
@@ -36,14 +36,8 @@ ROUND = "t1.7"
 
 @pytest.fixture
 def wallet(tmp_path: Path) -> Iterator[OperatorWallet]:
-    w = OperatorWallet(tmp_path)
-    w.start()
-    for p in ("alice", "bob"):
-        w.player(p, 10_000)
-    try:
+    with running(tmp_path, "alice", "bob") as w:
         yield w
-    finally:
-        w.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
