@@ -200,7 +200,7 @@ def parse_config(text: str, source: str) -> ServerSettings:
         device_link=device_link(source, data.get("device_link", {}), base),
         stations=station_rules(source, data.get("stations", {})),
         cluster=cluster_settings(source, data.get("cluster", {})),
-        wallet=wallet_settings(source, data.get("wallet", {}), base, auth, devices, tables),
+        wallet=wallet_settings(source, data.get("wallet", {}), base, auth, devices),
         operator_api_token=operator_api_token(source, data.get("operator_api", {}), base),
         starting_balance=number(
             source,

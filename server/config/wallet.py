@@ -8,8 +8,7 @@ from typing import Any
 
 from server.config.settings import AuthSettings, DeviceSettings, WalletSettings
 from server.config.values import IDENTIFIER, number, path_of
-from server.games.registry import capabilities
-from server.games.table import ConfigError, TableSettings
+from server.games.table import ConfigError
 from server.wallet.operator.contract import url_problem
 
 __all__ = ["operator_api_token", "wallet_settings"]
@@ -24,7 +23,6 @@ def wallet_settings(
     base: Path | None,
     auth: AuthSettings,
     devices: tuple[DeviceSettings, ...],
-    tables: tuple[TableSettings, ...],
 ) -> WalletSettings:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: [wallet] must be a table")
@@ -61,14 +59,6 @@ def wallet_settings(
     if any(d.role == "station" for d in devices):
         # A station's credits come from its own cash-in and tickets, not from an operator.
         raise ConfigError(f"{section} mode 'seamless' and player stations cannot be combined")
-    deciding = sorted({t.game for t in tables if capabilities(t.game).decisions})
-    if deciding:
-        # A decision's added wager (War, Double Down) is debited after the decision is
-        # recorded: the operator refusing it would close the table (docs/wallet.md).
-        raise ConfigError(
-            f"{section} mode 'seamless' does not take tables of {', '.join(deciding)} yet "
-            "(games whose decisions add wagers)"
-        )
     return WalletSettings(
         mode="seamless",
         url=url,

@@ -72,6 +72,7 @@ from server.core.money import (
 from server.core.rounds import apply_record, money_posts
 from server.core.seats import Seats
 from server.core.views import audience, event_name, public_data
+from server.games.betting import NOT_AN_OPTION
 from server.games.chance import CardRequest, ChanceRequest, HoleRangeRequest
 from server.games.errors import (
     BETTING_CLOSED,
@@ -935,17 +936,19 @@ class TableCore:
                 INSUFFICIENT_FUNDS, f"the balance {balance} does not cover {stake}", stake
             )
         record = rec.Decision(player=player_id, spot=spot, decision=decision)
+        announced = list(engine.wagers_added(player_id, spot, decision))
+        if announced:
+            refusal = yield from self._debit_decision(round_id, record, announced)
+            if refusal is not None:
+                return refusal, None, None
+        # The decision's record once its wagers' stakes are debited: a crash between the two
+        # leaves the round waiting for a decision it never journaled, and recovery voids it,
+        # returning the stakes. Nothing of the round goes on until the record is durable.
+        yield from self._journal(record)
         events = apply_record(self.game, engine, record)
         added = [e.wager for e in events if isinstance(e, BetAccepted)]
-        # The decision's record and the debits of the wagers it adds (a War Wager, a Double
-        # Down ...) are written together, like a bet's: nothing of the round goes on until
-        # both are durable, so a crash that leaves either alone leaves the round unfinished
-        # and recovery voids it, returning what was debited.
-        posts = [Post(bet_key(round_id, w), (bet_transfer(round_id, w),)) for w in added]
-        results = yield Wait((AppendRecord(round_id, record), *posts))
-        for result in results:
-            if isinstance(result, Failed | Refused):
-                raise TableFailure(str(result))
+        if added != announced:  # what was debited is not what the engine added: a bug
+            raise InvariantViolation(f"{record}: debited {announced}, the engine added {added}")
         # Answered: a further decision on the same hand (another hit) is a new request.
         del self.decisions[(player_id, spot)]
         yield from self._emit(events)
@@ -953,6 +956,48 @@ class TableCore:
             yield BalanceChanged(player_id, "decision")
         self._decided = True
         return None, {"decision": decision}, None
+
+    def _debit_decision(
+        self, round_id: str, record: rec.Decision, added: list[Wager]
+    ) -> Generator[Any, Any, Refusal | None]:
+        """Debit the wagers ``record`` adds (``added``: a War Wager, a Double Down …) *before*
+        the engine takes the decision: an operator's wallet may refuse a stake (docs/wallet.md),
+        and a decision the engine has taken cannot be taken back. The refusal to tell the
+        player (the decision still awaited, the engine untouched), or None once every stake
+        is debited. A stake debited beside one refused is returned, and those wagers' ids
+        are spent: the same decision again is refused (``not_an_option``) rather than
+        debited under an id whose money already came back."""
+        player = record.player
+        if any((player, w.bet_id) in self._spent_ids for w in added):
+            message = f"{record.decision!r} was refused here before; choose another option"
+            return Refusal(NOT_AN_OPTION, message, record.decision)
+        # One at a time: an operator's wallet answers each stake apart (a War Wager taken,
+        # its Tie Wager refused), where several posts of one ``Wait`` are one write, whole
+        # or not at all.
+        debited: list[Wager] = []
+        for wager in added:
+            (result,) = yield Wait(
+                (Post(bet_key(round_id, wager), (bet_transfer(round_id, wager),)),)
+            )
+            if isinstance(result, Refused | Failed):
+                refused = result
+                break
+            debited.append(wager)
+        else:
+            return None
+        for wager in debited:  # taken beside the refused one: returned
+            yield from self._must(
+                Post(cancel_key(round_id, wager), (cancel_transfer(round_id, wager),))
+            )
+            self._spent_ids.add((player, wager.bet_id))
+        if isinstance(refused, Failed):
+            if refused.code is None:
+                raise TableFailure(str(refused))
+            return Refusal(refused.code, refused.message, None)
+        if refused.message is not None:  # an operator's wallet refused it
+            return Refusal(refused.code, refused.message, record.decision)
+        message = f"the balance {refused.balance} does not cover {refused.needed}"
+        return Refusal(INSUFFICIENT_FUNDS, message, record.decision)
 
     # --- effects ----------------------------------------------------------------------------------
 

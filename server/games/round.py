@@ -121,6 +121,11 @@ class DecidingEngine(RoundEngine, Protocol):
         Insurance or split wager), or the ``IllegalAction`` that ``decide`` would raise; the
         caller checks the player can cover it before deciding. Changes nothing."""
 
+    def wagers_added(self, player_id: str, spot: str, decision: str) -> Sequence[Wager]:
+        """The wagers ``decide`` would add for ``decision`` (their ids, spots and amounts,
+        as its ``BetAccepted`` events will carry them), or the ``IllegalAction`` it would
+        raise: the table debits them before the engine decides. Changes nothing."""
+
     def decide(self, player_id: str, spot: str, decision: str) -> Sequence[object]: ...
 
     def time_out(self, player_id: str) -> Sequence[object]:

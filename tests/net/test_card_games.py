@@ -73,7 +73,7 @@ class ScriptedShoe:
         return Draw(self.seq, 52, card.index, card)
 
 
-def _script(service: Service, table: str, cards: str) -> None:
+def script_shoe(service: Service, table: str, cards: str) -> None:
     game = service.casino.games[table]
     game.shoe = ScriptedShoe(parse_cards(cards))  # type: ignore[attr-defined]
 
@@ -93,7 +93,7 @@ def test_casino_war_a_tie_goes_to_war_and_a_silent_player_surrenders(tmp_path: P
             assert {seat_a, seat_b} == {1, 2}
             # 651a.8(c): one card to each box, then the dealer: both boxes tie the dealer's 9.
             # War deal (651a.9(f)): three burns, Ann's War card, then the dealer's.
-            _script(service, "war", "9H 9S 9D  2C 3C 4C  KH 5D")
+            script_shoe(service, "war", "9H 9S 9D  2C 3C 4C  KH 5D")
             await ann.send(
                 PlaceBet(table="war", round=r, bet_id="a", spot=f"initial:{seat_a}", amount=1_000)
             )
@@ -142,7 +142,7 @@ def test_down_under_hole_card_is_never_sent_before_the_dealers_turn(tmp_path: Pa
             await sue.expect(Joined)
             # 685a.7(e): player, dealer up card, player, dealer hole card (face down).
             # The hole card 6D reads Medium; the dealer then has 15 and draws the 7S: 22.
-            _script(service, "dub", "10S 9C 8H 6D 7S")
+            script_shoe(service, "dub", "10S 9C 8H 6D 7S")
             await ann.send(
                 PlaceBet(table="dub", round=r, bet_id="a", spot=f"bet:{seat}", amount=1_000)
             )
@@ -186,7 +186,7 @@ def test_21_baccarat_round_over_websockets(tmp_path: Path) -> None:
             await ann.send(Join(table="t21"))
             r = (await ann.expect(Joined)).snapshot.round
             # 681a.7(e): P, B, P, B; the Player's 19 stands, the Banker's 12 takes one card.
-            _script(service, "t21", "10H 7C 9S 5D 3C")
+            script_shoe(service, "t21", "10H 7C 9S 5D 3C")
             await ann.send(PlaceBet(table="t21", round=r, bet_id="p", spot="player", amount=500))
             await ann.send(
                 PlaceBet(table="t21", round=r, bet_id="b", spot="bonus_banker", amount=100)

@@ -26,7 +26,15 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from server.cli.main import main
 from server.protocol.codec import decode_server, encode
-from server.protocol.messages import PROTOCOL_VERSION, Hello, Join, PlaceBet, TableEvent
+from server.protocol.messages import (
+    PROTOCOL_VERSION,
+    Decide,
+    Hello,
+    Join,
+    Joined,
+    PlaceBet,
+    TableEvent,
+)
 from server.wallet.sqlite_ledger import SqliteLedger
 from tests.net.processes import aport_of, port_file_in, serve_command
 from tests.net.test_crash_recovery import _wait_healthy
@@ -37,7 +45,7 @@ KILLS = 10  # per chain: 20 in all
 PLAYERS = ("p-0", "p-1", "p-2")
 START = 10**9
 JWT_SECRET = "seamless-kills-jwt-secret-0123456789"
-SPOTS = {"rt": ["red", "black", "straight:7"], "b6": ["one", "two", "joker"]}
+SPOTS = {"rt": ["red", "black", "straight:7"], "b6": ["one", "two", "joker"], "du": ["bet:{seat}"]}
 
 
 def tables(wallet: OperatorWallet) -> str:
@@ -65,6 +73,14 @@ name = "Big Six"
 game = "big_six"
 betting_seconds = 0.3
 pause_seconds = 0.05
+
+[[tables]]
+id = "du"
+name = "Down Under Blackjack"
+game = "down_under_blackjack"
+betting_seconds = 0.3
+pause_seconds = 0.05
+decision_seconds = 1
 """
 
 
@@ -73,8 +89,11 @@ def token(player: str) -> str:
 
 
 async def _player(url: str, player: str, rng: random.Random) -> int:
-    """Bet on every round of both tables until the connection dies: how many bets sent."""
+    """Bet on every round of every table until the connection dies, and take the decisions
+    Down Under Blackjack asks (a Double Down or a split half the time: a decision's stake,
+    debited at the operator before the decision is journaled): how many bets sent."""
     sent = 0
+    seats: dict[str, int | None] = {}
     with contextlib.suppress(ConnectionClosed, OSError, InvalidHandshake, asyncio.TimeoutError):
         async with connect(url, open_timeout=2) as ws:
             await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token(player))))
@@ -82,18 +101,34 @@ async def _player(url: str, player: str, rng: random.Random) -> int:
                 await ws.send(encode(Join(table=table)))
             while True:
                 message = decode_server(await ws.recv(decode=False))
-                if isinstance(message, TableEvent) and message.event == "betting_opened":
+                if isinstance(message, Joined):
+                    seats[message.table] = message.snapshot.seat
+                if not isinstance(message, TableEvent):
+                    continue
+                if message.event == "betting_opened":
                     for n in range(rng.randint(1, 3)):
+                        spot = rng.choice(SPOTS[message.table])
                         await ws.send(
                             encode(
                                 PlaceBet(
                                     table=message.table, round=message.round, bet_id=f"b{n}",
-                                    spot=rng.choice(SPOTS[message.table]),
+                                    spot=spot.format(seat=seats.get(message.table)),
                                     amount=100 * rng.randint(1, 20),
                                 )
                             )
                         )  # fmt: skip
                         sent += 1
+                data = message.data
+                if message.event == "decision_requested" and data["player_id"] == player:
+                    options = list(data["options"])
+                    staked = [o for o in options if o in ("double", "split", "insurance")]
+                    choice = rng.choice(staked if staked and rng.random() < 0.5 else options)
+                    await ws.send(
+                        encode(
+                            Decide(table=message.table, round=message.round,
+                                   spot=data["spot"], decision=choice)
+                        )
+                    )  # fmt: skip
     return sent
 
 
@@ -112,6 +147,21 @@ def _local_moves(data: Path) -> dict[str, dict[str, int]]:
     finally:
         ledger.close()
     return moves
+
+
+def decided_stakes(data: Path) -> int:
+    """How many stakes that decisions added (``~double``, ``~split``, ``~insurance``) the
+    ledger shows debited."""
+    ledger = SqliteLedger(data / "ledger.sqlite")
+    try:
+        return sum(
+            1
+            for player in PLAYERS
+            for key, t in ledger.history(f"player:{player}")
+            if key.startswith("bet:") and t.kind == "wager" and "~" in (t.bet_id or "")
+        )
+    finally:
+        ledger.close()
 
 
 @pytest.mark.parametrize("chain", range(CHAINS))
@@ -193,5 +243,6 @@ def test_twenty_kills_leave_the_operator_s_books_and_ours_agreeing(
         assert state["debits"].get("settled", 0) > 5 * KILLS
         assert state["debits"].get("rolled_back", 0) > 0
         assert sum(moves[p]["wallet-credit"] for p in PLAYERS) > 0
+        assert decided_stakes(data) > 0  # Double Downs and splits, debited at the operator
     finally:
         wallet.stop()

@@ -21,7 +21,9 @@ from server.config import parse_config
 from server.games.table import ConfigError
 from server.protocol.messages import (
     PROTOCOL_VERSION,
+    BalanceChanged,
     BetAccepted,
+    Decide,
     ErrorMessage,
     Hello,
     Join,
@@ -31,6 +33,7 @@ from server.protocol.messages import (
 )
 from server.wallet.ledger import player_account
 from tests.net.live import Client, advance, live_service
+from tests.net.test_card_games import script_shoe
 from tests.operator_wallet import OperatorWallet, running
 
 SECRET = "operator-shared-secret-for-tests-only-0123456789"
@@ -193,6 +196,76 @@ def test_a_token_s_currency_is_the_player_s(tmp_path: Path, wallet: OperatorWall
     assert wallet.state()["anomalies"] == []
 
 
+WAR = """
+[[tables]]
+id = "war"
+name = "Casino War"
+game = "casino_war"
+betting_seconds = 10
+pause_seconds = 1
+decision_seconds = 5
+"""
+
+
+def test_a_war_decision_s_stake_is_the_operator_s_to_take_or_refuse(
+    tmp_path: Path, wallet: OperatorWallet
+) -> None:
+    """Going to War debits the War Wager at the operator *before* the decision is taken:
+    refused, the player is told the operator's code and still decides (here: surrenders);
+    taken, the War is dealt. Both ties settle at the operator as start − stakes + returns."""
+    text = config(wallet).split("[[tables]]")[0] + WAR
+
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path, text) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws1,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws2,
+        ):
+            ann, bob = Client(ws1), Client(ws2)
+            assert isinstance(await hello(ann, "p-1"), Welcome)
+            assert isinstance(await hello(bob, "p-2"), Welcome)
+            await ann.send(Join(table="war"))
+            seat_a = (await ann.expect(Joined)).snapshot.seat
+            await bob.send(Join(table="war"))
+            joined = await bob.expect(Joined)
+            seat_b, r = joined.snapshot.seat, joined.snapshot.round
+            # Both boxes tie the dealer's 9; at War, three burns, Ann's K, the dealer's 5.
+            script_shoe(service, "war", "9H 9S 9D  2C 3C 4C  KH 5D")
+            for client, seat, amount in ((ann, seat_a, 1_000), (bob, seat_b, 600)):
+                spot = f"initial:{seat}"
+                await client.send(
+                    PlaceBet(table="war", round=r, bet_id="a", spot=spot, amount=amount)
+                )
+                await client.expect(BetAccepted)
+            await advance(service, 10)
+            await ann.event("decision_requested")
+            asked = {ann: f"initial:{seat_a}", bob: f"initial:{seat_b}"}
+            wallet.knobs(refuse={"p-2": "limit_reached"})
+            for _ in range(2):  # the same decision again: the operator answers it as before
+                await bob.send(Decide(table="war", round=r, spot=asked[bob], decision="war"))
+                error = await bob.expect(ErrorMessage)
+                assert error.code == "limit_reached", error
+            assert wallet.balance_of("p-2") == 10_000 - 600  # nothing more was taken
+            await bob.send(Decide(table="war", round=r, spot=asked[bob], decision="surrender"))
+            await ann.send(Decide(table="war", round=r, spot=asked[ann], decision="war"))
+            await ann.expect(BalanceChanged)  # the War Wager was debited at the operator
+            assert wallet.balance_of("p-1") == 10_000 - 2_000
+            await ann.event("round_settled")
+            await asyncio.sleep(0.1)
+            await service.ledger.settled(10)
+            assert service.ledger.outbox.pending() == []
+            assert service.ledger.balance("wagers:open") == 0
+            assert service.ledger.reconcile() == {} and service.ledger.total() == 0
+
+    asyncio.run(scenario())
+    # Ann: Initial 1,000 forfeited, War Wager 1,000 won 2 to 1; Bob surrendered half of 600.
+    assert wallet.balance_of("p-1") == 10_000 - 1_000 + 2_000
+    assert wallet.balance_of("p-2") == 10_000 - 300
+    state = wallet.state()
+    assert state["anomalies"] == [] and state["open_debits"] == []
+    assert state["debits"] == {"settled": 3, "refused": 1}
+
+
 @pytest.mark.parametrize(
     "change, problem",
     [
@@ -200,7 +273,6 @@ def test_a_token_s_currency_is_the_player_s(tmp_path: Path, wallet: OperatorWall
         ({"wallet_url": '"ftp://x"'}, "is not an http:// or https://HOST"),
         ({"wallet_url": '"http://wallet/a b?x=1"'}, "without query or spaces"),
         ({"wallet_currency": '"dollars"'}, "ISO 4217"),
-        ({"game": '"casino_war"'}, "casino_war"),
         ({"wallet_extra": 'colour = "red"'}, "unknown setting"),
     ],
 )

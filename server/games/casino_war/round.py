@@ -288,6 +288,25 @@ class CasinoWarRound(BoxedBetting):
     def can_decide(self, player_id: str, spot: str, decision: str) -> bool:
         return allowed(self.verify_decide, player_id, spot, decision)
 
+    def wagers_added(self, player_id: str, spot: str, decision: str) -> Sequence[Wager]:
+        """The wagers ``decision`` would place — the War Wager and the War-deal Tie Wager, or
+        none to surrender (651a.9(c)); changes nothing."""
+        tie_amount = self.verify_decide(player_id, spot, decision)
+        if decision.partition(":")[0] == "surrender":
+            return ()
+        return self._war_wagers(spot, tie_amount)
+
+    def _war_wagers(self, spot: str, tie_amount: int) -> tuple[Wager, ...]:
+        """Going to War from ``spot``: a War Wager equal to the Initial Wager (651a.9(c)(2)),
+        and the War-deal Tie Wager of ``tie_amount`` when there is one."""
+        initial = self._book.on_spot(spot)[0]
+        box = _box_of(initial)
+        war = Wager(f"{initial.bet_id}~war", initial.player_id, f"war:{box}", initial.amount)
+        if not tie_amount:
+            return (war,)
+        tie = Wager(f"{initial.bet_id}~war_tie", initial.player_id, f"war_tie:{box}", tie_amount)
+        return war, tie
+
     def decide(self, player_id: str, spot: str, decision: str) -> Sequence[object]:
         tie_amount = self.verify_decide(player_id, spot, decision)
         self._book.advance("decide")
@@ -313,16 +332,13 @@ class CasinoWarRound(BoxedBetting):
             events.extend(self._book.settle([(initial, SURRENDER)]))
             events.append(Surrendered(self.round_id, initial.player_id, box))
             return
-        war = Wager(f"{initial.bet_id}~war", initial.player_id, f"war:{box}", initial.amount)
+        war, *tie = self._war_wagers(spot, tie_amount)
         events.append(WarDeclared(self.round_id, initial.player_id, box, war.amount, tie_amount))
         events.extend(self._book.settle([(initial, Outcome.lose())]))  # forfeited, 651a.9(e)
         events.extend(self._book.add(war))
         self._at_war[box] = war
-        if tie_amount:
-            tie = Wager(
-                f"{initial.bet_id}~war_tie", initial.player_id, f"war_tie:{box}", tie_amount
-            )
-            events.extend(self._book.add(tie))
+        for wager in tie:
+            events.extend(self._book.add(wager))
 
     def _after_decision(self, events: list[object]) -> None:
         if self._decisions:

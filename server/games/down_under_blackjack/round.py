@@ -430,6 +430,28 @@ class DownUnderRound(BoxedBetting):
     def can_decide(self, player_id: str, spot: str, decision: str) -> bool:
         return allowed(self.verify_decide, player_id, spot, decision)
 
+    def wagers_added(self, player_id: str, spot: str, decision: str) -> Sequence[Wager]:
+        """The wager ``decision`` would place — the Insurance, Double Down or split wager
+        (685a.8-685a.10), none to hit, stand or take even money; changes nothing."""
+        amount = self.verify_decide(player_id, spot, decision)
+        wager = self._decision_wager(spot, decision.partition(":")[0], amount)
+        return () if wager is None else (wager,)
+
+    def _decision_wager(self, spot: str, choice: str, amount: int) -> Wager | None:
+        """The wager ``choice`` places from ``spot`` for ``amount``, if it places one."""
+        box = self._boxes[_box_of_spot(spot)]
+        bet = box.bet
+        if spot.startswith("insurance:"):
+            if choice != "insurance":
+                return None
+            return Wager(f"{bet.bet_id}~insurance", bet.player_id, spot, amount)
+        if choice == "double":
+            kind = "double_split" if spot.startswith("split:") else "double"
+            return Wager(f"{bet.bet_id}~{kind}", bet.player_id, f"{kind}:{box.number}", amount)
+        if choice == "split":
+            return Wager(f"{bet.bet_id}~split", bet.player_id, f"split:{box.number}", amount)
+        return None
+
     def decide(self, player_id: str, spot: str, decision: str) -> Sequence[object]:
         amount = self.verify_decide(player_id, spot, decision)
         self._book.advance("decide")
@@ -458,9 +480,8 @@ class DownUnderRound(BoxedBetting):
         box = self._boxes[_box_of_spot(spot)]
         if spot.startswith("insurance:"):
             if choice == "insurance":
-                box.insurance = Wager(
-                    f"{box.bet.bet_id}~insurance", box.bet.player_id, spot, amount
-                )
+                box.insurance = self._decision_wager(spot, choice, amount)
+                assert box.insurance is not None
                 events.extend(self._book.add(box.insurance))
             elif choice == "even_money":  # the Blackjack paid 1 to 1 at once
                 events.extend(self._book.settle([(box.bet, Outcome.win(EVEN))]))
@@ -472,16 +493,13 @@ class DownUnderRound(BoxedBetting):
         elif choice == "hit":
             self._to_deal = hand
         elif choice == "double":
-            kind = "double_split" if hand.spot.startswith("split:") else "double"
-            hand.double = Wager(
-                f"{box.bet.bet_id}~{kind}", hand.wager.player_id, f"{kind}:{box.number}", amount
-            )
+            hand.double = self._decision_wager(spot, choice, amount)
+            assert hand.double is not None
             events.extend(self._book.add(hand.double))
             self._to_deal = hand  # 685a.9(a), (c): one card only
         else:  # split, 685a.10
-            second = Wager(
-                f"{box.bet.bet_id}~split", box.bet.player_id, f"split:{box.number}", amount
-            )
+            second = self._decision_wager(spot, choice, amount)
+            assert second is not None
             events.extend(self._book.add(second))
             hand.split = True
             box.hands.append(_Hand(second.spot, second, [hand.cards.pop()], split=True))

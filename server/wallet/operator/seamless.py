@@ -551,10 +551,15 @@ class SeamlessSqliteLedger(SqliteLedger):
 def _intend(conn: Any, ph: str, d: _Debit, currency: str, now: float) -> str | None:
     """Write the debit's intent (``sending``) in ``currency`` — kept, so that its rollback
     and its round's credit use it after a restart too; the state it had if it was written
-    before."""
+    before. A debit the operator refused is sent again (a decision's stake tried again,
+    docs/wallet.md): it moved nothing, and the operator answers its id as it did or, if it
+    now takes it, once."""
     found = conn.execute(
         f"SELECT state FROM wallet_debits WHERE transaction_id = {ph}", (d.txid,)
     ).fetchone()
+    if found is not None and str(found[0]) == "refused":
+        _set_state(conn, ph, d.txid, "sending", None)
+        return None
     if found is not None:
         return str(found[0])
     conn.execute(

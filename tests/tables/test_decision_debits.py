@@ -1,0 +1,106 @@
+"""A decision's stakes are debited before the engine takes the decision (an operator's wallet
+may refuse any of them, docs/wallet.md): refused, the decision is still awaited and the
+engine is untouched; one of two refused, the other is returned and that option is spent.
+Through the table core with the runtime's own stores, the refusals raised by the ledger as
+an operator's wallet raises them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rng.cards import parse_cards
+from server.config import load_config
+from server.core import commands as cmd
+from server.journal import SqliteJournal
+from server.wallet import OPEN_WAGERS, SqliteLedger, Transfer
+from server.wallet.ledger import OperatorRefused, PostResult
+from tests.net.test_card_games import ScriptedShoe
+from tests.tables.core_driver import Driver
+
+TABLES = {t.id: t for t in load_config(None).tables}
+
+
+class RefusingLedger(SqliteLedger):
+    """The embedded ledger, but a debit whose key ends with one of ``refuse`` is refused as
+    an operator refuses it (``limit_reached``)."""
+
+    refuse: tuple[str, ...] = ()
+
+    async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
+        if key.startswith("bet:") and key.endswith(self.refuse):
+            raise OperatorRefused("limit_reached", "the player's wager limit is reached")
+        return await super().apost(key, transfers)
+
+
+def _tied(refuse: tuple[str, ...]) -> tuple[Driver, Any, str]:
+    """A Casino War round whose one box ties the dealer; the driver, its ledger and the
+    box's spot."""
+    ledger = RefusingLedger(":memory:")
+    ledger.refuse = refuse
+    d = Driver(TABLES["casino-war"], seed=3, ledger=ledger, journal=SqliteJournal(":memory:"))
+    d.fund("ann", 10_000)
+    d.seat("ann")
+    # The box ties the dealer's 9; at War three burns, the box's K, the dealer's 5.
+    d.game.shoe = ScriptedShoe(parse_cards("9H 9S  2C 3C 4C  KH 5D"))
+    seat = d.core.seats.seat_of["ann"]
+    spot = f"initial:{seat}"
+    reply = d.play(cmd.Place, "ann", round_id=d.core.round_id, bet_id="a", spot=spot, amount=1_000)
+    assert reply is not None and reply.refusal is None, reply
+    d.run_until(d.now + d.settings.betting_seconds)
+    assert ("ann", spot) in d.core.decisions
+    return d, ledger, spot
+
+
+def _decide(d: Driver, spot: str, decision: str) -> Any:
+    return d.play(cmd.Decide, "ann", round_id=d.core.round_id, spot=spot, decision=decision)
+
+
+def _journaled_decisions(d: Driver) -> list[str]:
+    round_id = d.core.round_id or ""
+    return [r.payload["decision"] for r in d.journal.records(round_id) if r.kind == "decision"]
+
+
+def test_a_refused_war_wager_leaves_the_decision_open() -> None:
+    d, ledger, spot = _tied(refuse=("~war",))
+    reply = _decide(d, spot, "war")
+    assert reply is not None and reply.refusal is not None
+    assert reply.refusal.code == "limit_reached"
+    assert ("ann", spot) in d.core.decisions  # still awaited
+    assert _journaled_decisions(d) == []  # nothing of it in the journal
+    assert ledger.balance("player:ann") == 10_000 - 1_000  # only the Initial Wager taken
+    ledger.refuse = ()
+    reply = _decide(d, spot, "war")  # tried again, now taken
+    assert reply is not None and reply.refusal is None, reply
+    assert _journaled_decisions(d) == ["war"]
+    d.run_until(d.now + 30)
+    # Initial 1,000 forfeited, War Wager 1,000 won 2 to 1 (docs/interpretations.md, 12).
+    assert ledger.balance("player:ann") == 10_000 - 1_000 + 2_000
+    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
+    d.close()
+    ledger.close()
+    d.journal.close()
+
+
+def test_a_war_wager_taken_beside_a_refused_tie_wager_is_returned() -> None:
+    d, ledger, spot = _tied(refuse=("~war_tie",))
+    reply = _decide(d, spot, "war+tie:500")
+    assert reply is not None and reply.refusal is not None
+    assert reply.refusal.code == "limit_reached"
+    keys = [key for key, _ in ledger.history("player:ann")]
+    assert any(k.startswith("bet:") and k.endswith(":a~war") for k in keys)
+    assert any(k.startswith("cancel:") and k.endswith(":a~war") for k in keys)
+    assert ledger.balance("player:ann") == 10_000 - 1_000  # the War Wager came back
+    # Its id is spent: the same option again is refused before anything is debited.
+    again = _decide(d, spot, "war+tie:500")
+    assert again is not None and again.refusal is not None
+    assert again.refusal.code == "not_an_option"
+    assert _journaled_decisions(d) == []
+    reply = _decide(d, spot, "surrender")
+    assert reply is not None and reply.refusal is None, reply
+    d.run_until(d.now + 30)
+    assert ledger.balance("player:ann") == 10_000 - 500  # half the Initial Wager back
+    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
+    d.close()
+    ledger.close()
+    d.journal.close()
