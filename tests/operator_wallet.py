@@ -44,13 +44,16 @@ class OperatorWallet:
     """``python -m reference.wallet`` on a free port with its books in ``workdir``;
     ``restart`` (after ``kill``) keeps them."""
 
-    def __init__(self, workdir: Path, *, auto_create: int | None = None) -> None:
+    def __init__(
+        self, workdir: Path, *, auto_create: int | None = None, options: tuple[str, ...] = ()
+    ) -> None:
         self.workdir = workdir
         self.secret = b"test-secret-" + os.urandom(8).hex().encode()
         self.secret_file = workdir / "wallet.secret"
         self.secret_file.write_bytes(self.secret)
         self.db = workdir / "wallet.sqlite"
         self.auto_create = auto_create
+        self.options = options  # more of the command's options
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
 
@@ -63,6 +66,7 @@ class OperatorWallet:
         argv += ["--secret-file", str(self.secret_file), "--port", str(self.port)]
         if self.auto_create is not None:
             argv += ["--auto-create", str(self.auto_create)]
+        argv += self.options
         self.process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()

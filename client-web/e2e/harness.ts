@@ -56,8 +56,12 @@ export class CroupierServer {
   readonly dir = mkdtempSync(join(tmpdir(), "croupier-e2e-"));
   private log: string[] = [];
 
-  /** `config`: the tables.toml to serve (default: the demo lobby on short windows). */
-  constructor(private config: ConfigSource = fastConfig) {}
+  /** `config`: the tables.toml to serve (default: the demo lobby on short windows), or null
+   * for none (`args` then chooses what is served: `--wallet-demo`); `args`: more options. */
+  constructor(
+    private config: ConfigSource | null = fastConfig,
+    private args: string[] = [],
+  ) {}
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -76,13 +80,17 @@ export class CroupierServer {
   async start(): Promise<void> {
     if (!existsSync(CROUPIER)) throw new Error(`croupier not found at ${CROUPIER} (set CROUPIER, or run scripts/test first)`);
     if (!this.devicePort) this.devicePort = await freePort();
-    const config = join(this.dir, "tables.toml");
-    writeFileSync(config, typeof this.config === "string" ? this.config : this.config(this));
+    const served: string[] = [];
+    if (this.config !== null) {
+      const config = join(this.dir, "tables.toml");
+      writeFileSync(config, typeof this.config === "string" ? this.config : this.config(this));
+      served.push("--config", config);
+    }
     // The first start binds any free port and says which in --port-file; a restart keeps it.
     const portFile = join(this.dir, "port");
     rmSync(portFile, { force: true });
     const port = this.port ? ["--port", String(this.port)] : ["--port", "0", "--port-file", portFile];
-    this.proc = spawn(CROUPIER, ["serve", "--config", config, ...port, "--data-dir", this.dataDir], {
+    this.proc = spawn(CROUPIER, ["serve", ...served, ...port, "--data-dir", this.dataDir, ...this.args], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.proc.stdout!.on("data", (d) => this.log.push(String(d)));
@@ -124,6 +132,11 @@ export class CroupierServer {
 
   output(): string {
     return this.log.join("");
+  }
+
+  /** The first match of `pattern` in what the server printed (e.g. the platform's URL). */
+  printed(pattern: RegExp): string | null {
+    return pattern.exec(this.output())?.[1] ?? null;
   }
 }
 
@@ -247,13 +260,15 @@ export async function newPlayer(
   browser: Browser,
   server: CroupierServer,
   viewport = DESKTOP,
-  options: { hasTouch?: boolean } = {},
+  options: { hasTouch?: boolean; allow?: string[] } = {},
 ): Promise<{ context: BrowserContext; page: Page; external: string[] }> {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1, reducedMotion: "reduce", hasTouch: options.hasTouch ?? false });
   const external: string[] = [];
+  // The test server, and the other local services a test names (an operator's platform).
+  const allowed = [`http://127.0.0.1:${server.port}/`, ...(options.allow ?? []), "data:"];
   await context.route("**/*", (route) => {
     const url = route.request().url();
-    if (url.startsWith(`http://127.0.0.1:${server.port}/`) || url.startsWith("data:")) return route.continue();
+    if (allowed.some((prefix) => url.startsWith(prefix))) return route.continue();
     external.push(url);
     return route.abort();
   });

@@ -68,6 +68,19 @@ export function fragmentToken(hash: string): string | null {
   return token ? token : null;
 }
 
+/**
+ * A player page opened by an operator's platform with the player's token (`/#token=…`, the
+ * game's launch URL under operator auth): that token is the player's from now on, kept like
+ * the server's `welcome.token`. True when there was one (the caller clears the fragment, so
+ * the token does not stay in the address bar or the history).
+ */
+export function adoptLaunchToken(hash: string): boolean {
+  const token = fragmentToken(hash);
+  if (!token) return false;
+  localStorage.setItem(TOKEN_KEY, token);
+  return true;
+}
+
 type Pending = { resolve: (m: ServerMessage) => void; reject: (e: Error) => void; timer: number };
 
 const TOKEN_KEY = "croupier.token";
@@ -104,13 +117,27 @@ export class Connection {
     readonly identity: Identity = { kind: "player" },
   ) {}
 
+  /** A player page the server refused for want of a token: it admits operator players only. */
+  get signedOut(): boolean {
+    return this.identity.kind === "player" && this.refused?.code === "token_required";
+  }
+
   /** True once the server has welcomed us at least once (a drop is then a reconnect). */
   get connectedBefore(): boolean {
     return this.welcomedBefore;
   }
 
-  /** What to tell the player now (see `connectionNotice`). */
+  /** What to tell the player now (see `connectionNotice`); a player the server refused for
+   * want of a token (operator auth) is told to come through the casino's site, which opens
+   * the game with one (`/#token=…`). */
   notice(): Notice | null {
+    if (this.status !== "open" && this.signedOut) {
+      return {
+        title: "Sign in at your casino to play",
+        detail: "This table server takes players signed in by their casino: open the game from your casino account.",
+        failed: true,
+      };
+    }
     const retryIn = this.retryAt === null ? null : this.retryAt - performance.now();
     return connectionNotice(this.status, this.welcomedBefore, retryIn, this.failures);
   }

@@ -1,12 +1,13 @@
 // The app shell. Three kinds of page, chosen once from the URL (routes.ts):
 // - the web client: header (balance, play-money label, connection with latency) and routing
-//   between the lobby (/) and a table (/table/ID, ?watch=1 to watch as a spectator);
+//   between the lobby (/) and a table (/table/ID, ?watch=1 to watch as a spectator); an
+//   operator's platform opens it with the player's token in the fragment (/#token=JWT);
 // - a player station's touchscreen (/station/ID#token=TOKEN): full screen, no header, bound
 //   to the station (station.ts);
 // - the big screen above a table (/display/ID): full screen, a spectator (display.ts).
 
 import "./style.css";
-import { Connection, fragmentToken } from "./connection";
+import { adoptLaunchToken, Connection, fragmentToken } from "./connection";
 import type { Identity } from "./connection";
 import { DisplayView } from "./display";
 import { el, money } from "./format";
@@ -69,6 +70,7 @@ function startDisplay(table: string): void {
 }
 
 function startApp(): void {
+  if (adoptLaunchToken(location.hash)) history.replaceState(null, "", location.pathname + location.search);
   const conn = new Connection(wsUrl);
   const balanceEl = el("strong", { class: "balance", "data-testid": "balance", "aria-live": "polite", text: "—" });
   const deltaEl = el("span", { class: "balance-delta", "aria-hidden": "true" });
@@ -104,7 +106,7 @@ function startApp(): void {
   function renderConnection(): void {
     const s = conn.status;
     connEl.className = `connection ${s}`;
-    const short = s === "connecting" ? "Connecting…" : conn.connectedBefore ? "Reconnecting…" : "Cannot connect · retrying";
+    const short = conn.signedOut ? "Not signed in" : s === "connecting" ? "Connecting…" : conn.connectedBefore ? "Reconnecting…" : "Cannot connect · retrying";
     connText.textContent = s === "open" ? `Connected${conn.latencyMs !== null ? ` · ${conn.latencyMs} ms` : ""}` : short;
     connEl.title = s === "open" ? "Round-trip latency to the table server" : (conn.notice()?.title ?? "");
   }

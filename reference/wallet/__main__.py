@@ -2,6 +2,7 @@
 
     python -m reference.wallet --db wallet.sqlite --secret-file secret [--port 0]
         [--host 127.0.0.1] [--auto-create 100000] [--latency-ms 20] [--seed 1]
+        [--platform-secret-file JWT_SECRET [--platform-players a,b] [--game-url URL]]
 
 Prints one JSON line when it answers — ``{"port": P, "url": "http://HOST:P"}`` — and runs
 until SIGTERM or SIGINT. The books stay in ``--db``: started again on the same file, it
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from reference.wallet.books import OperatorBooks
+from reference.wallet.platform import Platform
 from reference.wallet.service import Knobs, WalletServer
 
 
@@ -37,6 +39,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--latency-ms", type=float, default=0.0, help="the latency knob")
     parser.add_argument("--seed", type=int, default=None, help="for the random faults")
+    parser.add_argument(
+        "--platform-secret-file",
+        default=None,
+        help="also play the operator's platform (the demo): GET / lists the players of "
+        "--platform-players, each launched into the game with a JWT signed with this secret",
+    )
+    parser.add_argument(
+        "--platform-players",
+        default="alice,bob,carol,dave",
+        help="the demo players the platform lists, comma-separated",
+    )
+    parser.add_argument(
+        "--game-url", default=None, help="where the game is served (or POST /_reference/platform)"
+    )
     args = parser.parse_args(argv)
     secret = Path(args.secret_file).read_bytes().strip()
     if not secret:
@@ -44,7 +60,18 @@ def main(argv: list[str] | None = None) -> int:
     books = OperatorBooks(args.db, auto_create=args.auto_create)
     knobs = Knobs(args.seed)
     knobs.latency_ms = args.latency_ms
-    server = WalletServer((args.host, args.port), books, secret, knobs)
+    platform = None
+    if args.platform_secret_file is not None:
+        jwt_secret = Path(args.platform_secret_file).read_bytes().strip()
+        if not jwt_secret:
+            parser.error(f"{args.platform_secret_file} is empty: the JWT secret is required")
+        players = tuple(p for p in args.platform_players.split(",") if p)
+        platform = Platform(jwt_secret, players, args.game_url)
+        known = books.state()["players"]
+        for player in players:  # opened once, with the --auto-create balance (or $1,000)
+            if player not in known:
+                books.open_player(player, platform.currency, args.auto_create or 100_000)
+    server = WalletServer((args.host, args.port), books, secret, knobs, platform)
     port = server.server_address[1]
     ready: dict[str, Any] = {"port": port, "url": f"http://{args.host}:{port}"}
     print(json.dumps(ready), flush=True)

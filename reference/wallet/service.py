@@ -33,6 +33,11 @@ The other routes: ``POST /_reference/players`` (``player_id``, ``currency``, ``b
 connections accepted since the start),
 ``GET /_reference/statement`` (every call as JSON lines: the operator's export),
 ``GET /_reference/health``.
+
+With a ``Platform`` (the demo's, ``python -m reference.wallet --platform-secret-file``) it
+also plays the operator's platform: ``GET /`` lists the demo players and ``GET
+/launch/PLAYER`` opens the game as one (``reference.wallet.platform``); ``POST
+/_reference/platform`` (``game_url``) says where the game is served once it is.
 """
 
 from __future__ import annotations
@@ -47,8 +52,10 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote
 
 from reference.wallet.books import OPERATIONS, REFUSAL_CODES, BadCall, OperatorBooks
+from reference.wallet.platform import Platform
 
 __all__ = ["SIGNATURE_HEADER", "Knobs", "WalletServer", "sign"]
 
@@ -149,10 +156,16 @@ class WalletServer(ThreadingHTTPServer):
     request_queue_size = 1024  # a burst of connections from a node that just started
 
     def __init__(
-        self, address: tuple[str, int], books: OperatorBooks, secret: bytes, knobs: Knobs
+        self,
+        address: tuple[str, int],
+        books: OperatorBooks,
+        secret: bytes,
+        knobs: Knobs,
+        platform: Platform | None = None,
     ) -> None:
         super().__init__(address, _Handler)
         self.books, self.secret, self.knobs = books, secret, knobs
+        self.platform = platform  # the demo's platform pages, where there is one
         self._lock = threading.Lock()
         self.connections = 0  # accepted since the start
         self._live: dict[_Handler, bool] = {}  # each open connection: whether mid-call
@@ -217,8 +230,31 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, lines.encode(), "application/x-ndjson")
         elif self.path == "/_reference/health":
             self._answer(200, {"status": "ok"})
+        elif self.server.platform is not None and (
+            self.path == "/" or self.path.startswith("/launch/")
+        ):
+            self._platform(self.server.platform)
         else:
             self._answer(404, _error("not_found", f"no route {self.path}"))
+
+    def _platform(self, platform: Platform) -> None:
+        """The demo's platform pages (``reference.wallet.platform``)."""
+        if self.path == "/":
+            page = platform.page(self.server.books.state()["players"])
+            self._send(200, page, "text/html; charset=utf-8", signed=False)
+            return
+        player = unquote(self.path.removeprefix("/launch/"))
+        if player not in platform.players:
+            self._answer(404, _error("unknown_player", f"no demo player {player!r}"))
+            return
+        where = platform.launch(player)
+        if where is None:
+            self._answer(503, _error("not_ready", "the game server is still starting"))
+            return
+        self.send_response(303)
+        self.send_header("Location", where)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -261,6 +297,12 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             except (KeyError, TypeError, ValueError) as exc:
                 raise BadCall(400, "bad_field", f"player_id, currency, balance: {exc}") from exc
+            self._answer(200, {"status": "ok"})
+        elif route == "platform" and server.platform is not None:
+            game_url = body.get("game_url") if isinstance(body, dict) else None
+            if not isinstance(game_url, str) or not game_url.startswith(("http://", "https://")):
+                raise BadCall(400, "bad_field", "game_url: the game's http(s):// URL")
+            server.platform.game_url = game_url
             self._answer(200, {"status": "ok"})
         else:
             raise BadCall(404, "not_found", f"no route /_reference/{route}")

@@ -99,15 +99,55 @@ def register(commands: Any) -> None:
         "(baccarat-shoe), a Masque reader (down-under-reader), an automated wheel "
         "(roulette-wheel); play money only",
     )
+    parser.add_argument(
+        "--wallet-demo",
+        action="store_true",
+        help="the demo lobby with the players' money at an operator: the reference operator "
+        "wallet started beside the server (docs/wallet.md), whose platform page lists demo "
+        "players and opens the game as one; data under DATA_DIR/wallet-demo",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from server.app.process import configure_logging
+
+    configure_logging(args.log_level)
+    if args.wallet_demo:
+        return _with_wallet_demo(args)
+    return _serve(args)
+
+
+def _with_wallet_demo(args: argparse.Namespace) -> int:
+    """``--wallet-demo``: the reference wallet started, the server run against it, the
+    wallet stopped when the server stops."""
+    from server.cli.demo_wallet import DemoWallet, WalletDemoError
+
+    if args.config is not None or args.demo_devices:
+        print(
+            "croupier serve: --wallet-demo serves the built-in demo lobby on its own (not "
+            "with --config or --demo-devices); for an operator's wallet of your own, set "
+            "[wallet] in your configuration (docs/wallet.md)",
+            file=sys.stderr,
+        )
+        return 2
+    wallet = DemoWallet((args.data_dir or default_data_dir()) / "wallet-demo", args.host)
+    try:
+        url = wallet.start()
+    except WalletDemoError as exc:
+        print(f"croupier serve: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return _serve(args, wallet)
+    finally:
+        wallet.stop()
+        print(f"croupier serve: the reference wallet at {url} stopped", file=sys.stderr)
+
+
+def _serve(args: argparse.Namespace, wallet: Any = None) -> int:
     from server.app.service import Service
     from server.datadir import DataDirInUse
 
-    configure_logging(args.log_level)
     demo = None
     if args.demo_devices:
         if args.config is not None:
@@ -122,11 +162,16 @@ def run(args: argparse.Namespace) -> int:
 
         demo = DemoDevices()
     try:
-        settings = demo.settings() if demo is not None else load_config(args.config)
+        if wallet is not None:
+            settings = wallet.settings()
+        else:
+            settings = demo.settings() if demo is not None else load_config(args.config)
     except ConfigError as exc:
         print(f"croupier serve: {exc}", file=sys.stderr)
         return 2
     data_dir = args.data_dir or default_data_dir()
+    if wallet is not None:
+        data_dir = wallet.folder
     cluster = settings.cluster
     database, db_setting = _setting(
         args.database, "--database", cluster.database_url, settings, "database_url"
@@ -177,10 +222,13 @@ def run(args: argparse.Namespace) -> int:
     async def started(service: Any) -> None:
         if args.port_file is not None:
             write_port_file(args.port_file, service.port)
+        web = f"http://{args.host}:{service.port}"
         if demo is not None:
-            web = f"http://{args.host}:{service.port}"
             out = lambda line: print(line, flush=True)  # noqa: E731
             demo.start(service.devices.port, web=web, out=out)
+        if wallet is not None:
+            await asyncio.to_thread(wallet.announce, web)
+            print(f"the operator's platform (choose a player to play): {wallet.url}/", flush=True)
 
     try:
         asyncio.run(service.run_forever(started))

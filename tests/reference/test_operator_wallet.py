@@ -8,10 +8,12 @@ from __future__ import annotations
 import http.client
 import socket
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
 
 from tests.operator_wallet import OperatorWallet, running
@@ -254,3 +256,40 @@ def test_auto_create_opens_unknown_players(tmp_path: Path) -> None:
         }
     finally:
         w.stop()
+
+
+def test_the_demo_platform_launches_its_players_into_the_game(tmp_path: Path) -> None:
+    """``--platform-secret-file``: the page lists the players with their balances; a launch
+    is 503 until the game's URL is known, then a redirect to the game with a token signed
+    under the game's JWT secret; the players' money stays across a restart."""
+    jwt_secret = tmp_path / "jwt.secret"
+    jwt_secret.write_text("platform-jwt-secret-0123456789abcdef\n")
+    options = ("--platform-secret-file", str(jwt_secret), "--platform-players", "ann,bo")
+    wallet = OperatorWallet(tmp_path, options=options)
+    wallet.start()
+    try:
+        page = wallet.get("/")
+        assert page.status == 200 and b"1,000.00 USD" in page.raw and b"/launch/bo" in page.raw
+        assert wallet.get("/launch/ann").status == 503  # the game is not served yet
+        assert wallet.post("/_reference/platform", {"game_url": "ftp://x"}).status == 400
+        assert wallet.post("/_reference/platform", {"game_url": "http://127.0.0.1:9"}).status == 200
+        assert wallet.get("/launch/zed").status == 404
+        conn = http.client.HTTPConnection("127.0.0.1", wallet.port, timeout=10)
+        conn.request("GET", "/launch/ann")
+        answer = conn.getresponse()
+        answer.read()
+        conn.close()
+        assert answer.status == 303
+        game, _, token = (answer.getheader("Location") or "").partition("/#token=")
+        assert game == "http://127.0.0.1:9"
+        claims = jwt.decode(
+            urllib.parse.unquote(token), "platform-jwt-secret-0123456789abcdef", ["HS256"]
+        )
+        assert (claims["sub"], claims["name"], claims["currency"]) == ("ann", "Ann", "USD")
+        assert claims["exp"] > time.time() + 7 * 3600
+        wallet.player("ann", 5)  # the books change; a restart keeps them
+        wallet.stop()
+        wallet.start()
+        assert b"0.05 USD" in wallet.get("/").raw
+    finally:
+        wallet.stop()
