@@ -43,6 +43,16 @@ nodes' commit p99 and slowest commit beside its bet-ack figures. ``--data-under 
 runs the same trials with the nodes' data on tmpfs — the same CPU work, the flushes almost
 free — which tells a capacity set by this machine's disk from one set by its CPU.
 
+**The operator's wallet.** ``wallet-L`` is ``single`` with the players' money at an
+operator's wallet answering L ms after each call (``--deployments single,wallet-20``): the
+reference operator wallet (docs/wallet.md) started for the trial, left to the scheduler as
+the operator's own machines would be; the server in ``[wallet] mode = "seamless"`` with JWT
+players; Locust in operator mode (``--croupier-jwt-secret-file``), its money check reading
+every player's balance in the operator's books too. A bet's acknowledgement then includes
+the operator's answer to its debit, so such a trial holds with a bet-ack p99 within 50 ms
+*plus L*: the server's own share of it stays within the same 50 ms. Such a run writes its
+own section (``loadtest-wallet``).
+
 **Locust's own cost.** Runs of ``peak_evening`` with only its players and only its
 spectators (Locust's positional user-class argument) at ``--cost-users`` users: users per
 Locust core for each kind of user, and Locust's CPU against the server's.
@@ -147,7 +157,59 @@ class Deployed:
     url: str  # the WebSocket URL Locust is given
     node_pids: list[int]
     metrics: list[str]  # each node's /metrics
-    check: list[str]  # the money check's ledger argument
+    check: list[str]  # the money check's ledger argument (and, with a wallet, Locust's own)
+
+
+def wallet_latency(deployment: str) -> float | None:
+    """The operator wallet's latency in ms of a ``wallet-L`` deployment, else None."""
+    found = re.fullmatch(r"wallet-(\d+)", deployment)
+    return float(found[1]) if found else None
+
+
+def max_p99_ms(deployment: str) -> float:
+    """The bet-ack p99 a trial may reach: 50 ms, plus the operator's latency where each bet
+    waits for the operator's answer."""
+    return MAX_P99_MS + (wallet_latency(deployment) or 0.0)
+
+
+JWT_SECRET = "bench-loadtest-platform-secret-0123456789"
+
+
+def seamless(text: str, wallet_url: str, secret_file: Path) -> str:
+    """A served table file's tables, with JWT players and the operator's wallet."""
+    _, tables = _blocks(text)
+    return f"""[auth]
+mode = "jwt"
+jwt_secret = "{JWT_SECRET}"
+
+[wallet]
+mode = "seamless"
+url = "{wallet_url}"
+secret_file = "{secret_file}"
+currency = "USD"
+
+""" + "".join("[[tables]]\n" + block for block in tables)
+
+
+@contextlib.contextmanager
+def _operator_wallet(work: Path, latency_ms: float) -> Iterator[tuple[str, Path]]:
+    """The reference operator wallet for a trial: its URL and its secret's file."""
+    secret = work / "wallet.secret"
+    secret.write_text(os.urandom(16).hex())
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reference.wallet", "--db", str(work / "operator.sqlite"),
+         "--secret-file", str(secret), "--auto-create", str(10**9),
+         "--latency-ms", f"{latency_ms:g}"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    try:
+        line = process.stdout.readline()
+        yield json.loads(line)["url"], secret
+    finally:
+        process.terminate()
+        process.wait(30)
+        process.stdout.close()
 
 
 def _wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -166,8 +228,22 @@ def _wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
 
 @contextlib.contextmanager
 def deploy(kind: str, config: Path, work: Path) -> Iterator[Deployed]:
-    """One node on SQLite (``single``), or N cluster nodes on a Redis and a PostgreSQL
-    database of the trial's own behind the nginx of deploy/ (``cluster-N``)."""
+    """One node on SQLite (``single``), the same with the operator's wallet L ms away
+    (``wallet-L``), or N cluster nodes on a Redis and a PostgreSQL database of the trial's
+    own behind the nginx of deploy/ (``cluster-N``)."""
+    latency = wallet_latency(kind)
+    if latency is not None:
+        with _operator_wallet(work, latency) as (url, secret):
+            config.write_text(seamless(config.read_text(), url, secret))
+            jwt_secret = work / "jwt.secret"
+            jwt_secret.write_text(JWT_SECRET)
+            with deploy("single", config, work) as where:
+                where.check += [
+                    "--croupier-jwt-secret-file", str(jwt_secret),
+                    "--croupier-wallet", url, "--croupier-wallet-secret-file", str(secret),
+                ]  # fmt: skip
+                yield where
+        return
     if kind == "single":
         port, data = free_port(), work / "data"
         log = work / "node.log"
@@ -567,7 +643,7 @@ def trial(
         reasons.append(f"{result.failures} of {result.requests} requests failed")
     if bet is None and not classes:
         reasons.append("no bet acknowledged")
-    elif bet is not None and result.bet_p99_ms > MAX_P99_MS:
+    elif bet is not None and result.bet_p99_ms > max_p99_ms(deployment):
         reasons.append(f"bet-ack p99 {result.bet_p99_ms:g} ms")
     result.held = not reasons
     result.why = "; ".join(reasons)
@@ -691,7 +767,10 @@ def render(result: dict[str, Any], command: str) -> str:
         "as the others in its table.",
         "",
         "A trial *held* when at most 0.1% of its requests failed, the p99 of "
-        "`place_bet → bet_accepted` stayed within 50 ms over the steady part, every user was "
+        "`place_bet → bet_accepted` stayed within 50 ms over the steady part (within 50 ms "
+        "plus L for `wallet-L`, where each bet waits for the operator's answer to its debit, "
+        "given L ms after each call; the reference operator wallet where the scheduler puts "
+        "it), every user was "
         "still running at the end and the money check found no mismatch. "
         "*Capacity*: the most users a trial held with. *Users per Locust core*: the users ÷ "
         "Locust's CPU share in that trial. *CPU-s per user*: the server side's CPU-seconds "
@@ -807,7 +886,7 @@ def render(result: dict[str, Any], command: str) -> str:
 
 OPTIONS: list[Option] = [
     ("--scenarios", str, ",".join(SCENARIOS), "scenarios to measure"),
-    ("--deployments", str, ",".join(DEPLOYMENTS), "single, cluster-1, cluster-3"),
+    ("--deployments", str, ",".join(DEPLOYMENTS), "single, cluster-N, wallet-L (L ms away)"),
     ("--start", int, 1000, "users of the first trial"),
     ("--most", int, 16000, "no trial above this many users"),
     ("--refine", int, 2, "bisections after the first trial that did not hold"),
@@ -861,8 +940,8 @@ def main() -> int:
         if name not in SCENARIOS:
             parser.error(f"unknown scenario {name!r} (one of {', '.join(SCENARIOS)})")
     for name in deployments:
-        if name != "single" and not re.fullmatch(r"cluster-[1-9]", name):
-            parser.error(f"unknown deployment {name!r} (single or cluster-N)")
+        if name != "single" and not re.fullmatch(r"cluster-[1-9]|wallet-\d+", name):
+            parser.error(f"unknown deployment {name!r} (single, cluster-N or wallet-L)")
     result: dict[str, Any] = {"capacity": [], "cost": []}
     if args.cost_users:
         for kind in ("Player", "Spectator"):
@@ -893,7 +972,8 @@ def main() -> int:
     text = render(result, _command(args))
     print(text)
     if not args.no_write:
-        write_section("loadtest", text)
+        walleted = any(wallet_latency(d) is not None for d in deployments)
+        write_section("loadtest-wallet" if walleted else "loadtest", text)
     return 0
 
 

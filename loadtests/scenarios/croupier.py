@@ -16,6 +16,13 @@ wagered (the player's own book, completed from the recall for the rounds it did 
 end), and every recalled round must say what the player saw. With ``--croupier-data-dir`` or
 ``--croupier-database`` the run also checks the whole ledger (``croupier wallet reconcile``).
 Any mismatch is a failure of the request ``money check``: Locust then exits with status 1.
+
+**Operator mode.** With ``--croupier-jwt-secret-file`` every new player says hello with a
+token signed as an operator's platform signs it (HS256, a ``sub`` of its own for the run),
+for a server under ``[auth] mode = "jwt"``. With ``--croupier-wallet`` (and its
+``--croupier-wallet-secret-file``) the players' money is that operator's wallet's
+(docs/wallet.md): the money check also reads each player's balance there, with a signed
+``balance`` call, and it must equal the player's book once the server's credits are in.
 """
 
 from __future__ import annotations
@@ -28,12 +35,14 @@ import random
 import sys
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import gevent
+import jwt
 from locust import User, events
 
-from loadtests.scenarios.money import Book, check_money, reconcile
+from loadtests.scenarios.money import Book, OperatorWallet, check_money, reconcile
 from loadtests.scenarios.wsclient import Closed, WsClient
 from server.protocol.codec import decode_server, encode
 from server.protocol.messages import (
@@ -115,6 +124,27 @@ def _options(parser: Any) -> None:
         "--croupier-untimed-stop",
         action="store_true",
         help="count nothing that ends once the run's time is up and Locust stops its users",
+    )
+    group.add_argument(
+        "--croupier-jwt-secret-file",
+        default="",
+        help="operator mode: players say hello with a JWT (HS256) signed with this secret",
+    )
+    group.add_argument(
+        "--croupier-wallet",
+        default="",
+        help="operator mode: the operator's wallet URL (docs/wallet.md); the money check "
+        "reads each player's balance there too",
+    )
+    group.add_argument(
+        "--croupier-wallet-secret-file",
+        default="",
+        help="the operator's wallet's shared HMAC secret (with --croupier-wallet)",
+    )
+    group.add_argument(
+        "--croupier-currency",
+        default="USD",
+        help="operator mode: the players' currency (the tokens' claim, the balance calls')",
     )
     group.add_argument(
         "--croupier-step-users",
@@ -215,11 +245,14 @@ class CroupierUser(User):
         and join the table: one ``connect+hello+join`` request."""
         start = time.perf_counter()
         self.role = type(self).role  # a player who last found every table full tries again
-        if token is None:
+        new = token is None
+        if new:
             self.book = None  # a new player: its book starts once it is welcomed
+            token = _operator_token(self.environment)  # None: a demo player, by name
         try:
             self.ws = WsClient(self.url, timeout=30, source=self.source)
-            self.send(Hello(version=PROTOCOL_VERSION, name=f"locust{self.n}", token=token))
+            name = f"locust{self.n}" if token is None else None
+            self.send(Hello(version=PROTOCOL_VERSION, name=name, token=token))
             welcome = self.expect(Welcome)
             self.joined = self.join()
             self.send(GetRules(table=self.table))  # the table it sat at
@@ -232,7 +265,7 @@ class CroupierUser(User):
             fire("connect+hello+join", start, exc)
             raise
         fire("connect+hello+join", start)
-        if self.role == "player" and token is None:
+        if self.role == "player" and new:
             self.book = Book(
                 welcome.player_id, welcome.token or "", self.table, welcome.balance, welcome.balance
             )
@@ -561,10 +594,50 @@ def _url(environment: Any) -> str:
     return host if host.endswith("/ws") else host + "/ws"
 
 
+# Operator mode: what tells this process's players from every other run's at the same
+# operator (each new player is a new account there), and how many it made.
+_RUN = os.urandom(4).hex()
+_players = itertools.count(1)
+
+
+def _read_secret(path: str) -> bytes:
+    return Path(path).read_bytes().strip()
+
+
+def _operator_token(environment: Any) -> str | None:
+    """A new player's token as an operator's platform signs it (``sub``: a player of this
+    run's own, ``exp`` a day on), or None when the run plays demo players."""
+    options = environment.parsed_options
+    path = getattr(options, "croupier_jwt_secret_file", "") or ""
+    if not path:
+        return None
+    worker = getattr(environment.runner, "worker_index", 0) or 0
+    player = f"locust-{_RUN}-{worker}-{next(_players)}"
+    claims = {
+        "sub": player,
+        "name": player,
+        "currency": getattr(options, "croupier_currency", "USD"),
+        "exp": int(time.time()) + 86_400,
+    }
+    return jwt.encode(claims, _read_secret(path), algorithm="HS256")
+
+
+def _wallet(environment: Any) -> OperatorWallet | None:
+    """The operator's wallet the options name, for the money check."""
+    options = environment.parsed_options
+    url = getattr(options, "croupier_wallet", "") or ""
+    if not url:
+        return None
+    secret = _read_secret(getattr(options, "croupier_wallet_secret_file", "") or "")
+    return OperatorWallet(url, secret, getattr(options, "croupier_currency", "USD"))
+
+
 def _check_books(environment: Any) -> list[str]:
     """This process's players checked; the mismatches (printed)."""
     settle = float(getattr(environment.parsed_options, "croupier_settle_seconds", 30.0))
-    problems = check_money(_url(environment), list(BOOKS), settle, gevent.sleep)
+    problems = check_money(
+        _url(environment), list(BOOKS), settle, gevent.sleep, _wallet(environment)
+    )
     for problem in problems:
         print(f"money check: {problem}", file=sys.stderr)
     return problems

@@ -1,14 +1,20 @@
 """The money check of a load-test run (``loadtests/scenarios/croupier.py``): each simulated
 player's book of the money it saw move, checked against the server's balance and game recall
 for that player when the run ends, and the whole ledger (``croupier wallet reconcile``)
-where the run can reach the server's store. No Locust here: a test calls it directly."""
+where the run can reach the server's store; where the players' money is an operator's
+(docs/wallet.md), each player's balance in the operator's wallet too. No Locust here: a test
+calls it directly."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import os
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +31,9 @@ from server.protocol.messages import (
     Welcome,
 )
 
-__all__ = ["Book", "check_money", "reconcile"]
+__all__ = ["Book", "OperatorWallet", "check_money", "reconcile"]
+
+SIGNATURE_HEADER = "X-Croupier-Signature"  # docs/wallet.md, "Calls"
 
 
 @dataclass
@@ -43,28 +51,79 @@ class Book:
     settled: set[str] = field(default_factory=set)  # rounds it saw end
 
 
+@dataclass(frozen=True)
+class OperatorWallet:
+    """The operator's wallet the players' money is in: each player's balance read with a
+    signed ``balance`` call (docs/wallet.md), as the operator's own books hold it."""
+
+    url: str
+    secret: bytes
+    currency: str = "USD"
+
+    def balance(self, player_id: str) -> int | str:
+        """The player's balance, or why it could not be read."""
+        raw = json.dumps({"player_id": player_id, "currency": self.currency}).encode()
+        digest = hmac.new(self.secret, raw, hashlib.sha256).hexdigest()
+        request = urllib.request.Request(
+            self.url.rstrip("/") + "/balance",
+            data=raw,
+            headers={"Content-Type": "application/json", SIGNATURE_HEADER: f"sha256={digest}"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                body, signature = answer.read(), answer.headers.get(SIGNATURE_HEADER, "")
+        except OSError as exc:
+            return f"the operator's wallet did not answer: {exc}"
+        mine = "sha256=" + hmac.new(self.secret, body, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(signature, mine):
+            return "the operator's answer is not signed with the shared secret"
+        found = json.loads(body)
+        if found.get("status") != "ok" or not isinstance(found.get("balance"), int):
+            return f"the operator answered {found}"
+        return int(found["balance"])
+
+
 def check_money(
-    url: str, books: list[Book], settle_seconds: float, sleep: Callable[[float], Any] = time.sleep
+    url: str,
+    books: list[Book],
+    settle_seconds: float,
+    sleep: Callable[[float], Any] = time.sleep,
+    wallet: OperatorWallet | None = None,
 ) -> list[str]:
     """Every player's balance and recall against its book; the mismatches. A player whose
     round is still in play is asked again (``sleep``: gevent's under Locust) until
     ``settle_seconds`` have passed: the balance must be the opening balance plus everything
     returned less everything wagered (its own book, completed from the recall for the rounds
-    it did not see end), and every recalled round it saw must say what it saw."""
+    it did not see end), and every recalled round it saw must say what it saw. With the
+    operator's ``wallet``, the balance in its books must come to the same once the server's
+    credits have reached it (asked again until then, within the same time)."""
     problems: list[str] = []
     deadline = time.monotonic() + settle_seconds
     for book in books:
         while True:
-            problem = _check_one(url, book)
+            problem, expected = _check_one(url, book)
+            if problem is None and wallet is not None:
+                problem = _at_operator(wallet, book, expected)
             if problem is None or time.monotonic() > deadline:
                 break
-            sleep(1.0)  # a round of this player's is still in play: let it end
+            sleep(1.0)  # a round still in play, or a credit on its way: let it end
         if problem is not None:
             problems.append(f"{book.player_id} at {book.table}: {problem}")
     return problems
 
 
-def _check_one(url: str, book: Book) -> str | None:
+def _at_operator(wallet: OperatorWallet, book: Book, expected: int) -> str | None:
+    held = wallet.balance(book.player_id)
+    if held == expected:
+        return None
+    if isinstance(held, str):
+        return held
+    return f"the operator's wallet holds {held}, expected {expected} (the player's book)"
+
+
+def _check_one(url: str, book: Book) -> tuple[str | None, int]:
+    """The mismatch of ``book`` with the server's balance and recall (None: none), and the
+    balance the book expects."""
     ws = WsClient(url, timeout=30)
     try:
         ws.send(encode(Hello(version=PROTOCOL_VERSION, token=book.token)))
@@ -77,7 +136,7 @@ def _check_one(url: str, book: Book) -> str | None:
     unseen = {r for r in book.wagered if r not in book.settled}
     missing = unseen - set(recalled)
     if missing:
-        return f"rounds still in play or not recalled: {sorted(missing)}"
+        return f"rounds still in play or not recalled: {sorted(missing)}", 0
     for round_id, r in recalled.items():
         if round_id not in book.settled:
             continue
@@ -86,7 +145,7 @@ def _check_one(url: str, book: Book) -> str | None:
             return (
                 f"recall of {round_id} says wagered {r.wagered} returned {r.returned} "
                 f"awarded {r.awarded}; the player saw {saw[0]}, {saw[1]} and {saw[2]}"
-            )
+            ), 0
     seen = sum(book.returned[r] - book.wagered[r] + book.awarded[r] for r in book.settled)
     later = sum(recalled[r].returned - recalled[r].wagered + recalled[r].awarded for r in unseen)
     expected = book.opening + seen + later
@@ -94,8 +153,8 @@ def _check_one(url: str, book: Book) -> str | None:
         return (
             f"balance {welcome.balance}, expected {expected} (opening {book.opening}, "
             f"rounds seen {seen:+}, rounds ended after the run {later:+}, awards included)"
-        )
-    return None
+        ), expected
+    return None, expected
 
 
 def _expect(ws: WsClient, kind: type) -> Any:
