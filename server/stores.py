@@ -79,7 +79,12 @@ def guarded(store: S, guard: Callable[[Any], None]) -> S:
     """A view of ``store`` (a ledger or journal of ``server.wallet.books`` /
     ``server.journal.books``) whose writes each run ``guard`` first, in the write's own
     transaction: a cluster table's fencing check (``server.cluster.fencing``). The view
-    shares the store's connections and pending debits; only the store itself is closed."""
+    shares the store's connections and pending debits; only the store itself is closed. A
+    ledger in front of another (the operator's wallet) makes its own view (``fenced``)."""
+    fenced = getattr(store, "fenced", None)
+    if fenced is not None:
+        view_of: S = fenced(guard)
+        return view_of
     view = copy.copy(store)
     view._writer = _GuardedWriter(store._writer, guard)  # type: ignore[attr-defined]
     meters = getattr(store, "_meters", None)  # a journal's linked meters' own writer

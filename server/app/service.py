@@ -211,13 +211,15 @@ class Service:
         if self.settings.wallet.seamless:
             # Before any table deals: debits a crash left unanswered are rolled back, the
             # rounds recovery completed are credited, and every call not yet answered ok is
-            # sent again (docs/wallet.md, "How Croupier keeps its books").
+            # sent again (docs/wallet.md, "How Croupier keeps its books"). A cluster node
+            # does it for each table as it takes it over (``ClusterNode._take``).
             ledger: Any = self.ledger
-            rolled = await ledger.recover()
-            self.casino.recover()  # the rounds a crash left open: completed or voided
-            credited = await ledger.finish_settled()  # those completed, credited
+            if self.redis_url is None:
+                rolled = await ledger.recover()
+                self.casino.recover()  # the rounds a crash left open: completed or voided
+                credited = await ledger.finish_settled()  # those completed, credited
+                log.info("operator wallet", extra={"rolled_back": rolled, "credited": credited})
             self._outbox = asyncio.get_running_loop().create_task(ledger.run(), name="outbox")
-            log.info("operator wallet", extra={"rolled_back": rolled, "credited": credited})
         if self.devices.channels:  # devices connect before their tables deal
             await self.devices.start()
         self.casino.start(stagger=stagger)
@@ -250,7 +252,9 @@ class Service:
 
         from server.cluster.node import ClusterNode
 
-        url = self.ledger.url  # type: ignore[attr-defined]  # PgLedger's
+        # PgLedger's (the local books' of an operator's wallet in front of it)
+        shared: Any = getattr(self.ledger, "local", self.ledger)
+        url = shared.url
         return ClusterNode(
             self.casino,
             self.lobby,

@@ -63,11 +63,6 @@ def open_stores(
     seamless ``wallet`` the ledger is the operator's wallet with the local books beside it
     (docs/wallet.md)."""
     seamless = wallet is not None and wallet.seamless
-    if seamless and redis_url:
-        raise StorageError(
-            "[wallet] mode 'seamless' runs on one node for now (the embedded files or one "
-            "PostgreSQL database), not in a cluster"
-        )
     lock = DataDirLock(data_dir)
     database_lock: DatabaseLock | None = None
     try:

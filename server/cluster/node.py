@@ -51,6 +51,7 @@ from server.stores import RedisUnreachable, StorageError, guarded
 from server.tables.casino import Casino
 from server.tables.lobby import Lobby
 from server.tables.viewers import Fanout, deliver_each
+from server.wallet.operator.seamless import SeamlessLedger
 
 __all__ = [
     "ClusterNode",
@@ -370,18 +371,24 @@ class ClusterNode:
             self.owned[table_id] = owner
             self._taken_at[table_id] = asyncio.get_running_loop().time()
             fence = Fence(table_id, token, self.node_id)
-            ledger, journal = self.casino.ledger, self.casino.journal
+            ledger = guarded(self.casino.ledger, fence)
+            wallet = ledger if isinstance(ledger, SeamlessLedger) else None
             try:
+                if wallet is not None:  # the operator's wallet (docs/wallet.md): the debits
+                    # the node that ran the table left unanswered are rolled back first
+                    await wallet.recover(table_id)
                 recovered = await self.casino.take(
                     table_id,
-                    guarded(ledger, fence),
-                    guarded(journal, fence),
+                    ledger,
+                    guarded(self.casino.journal, fence),
                     # The table delivers to the node's viewers of it, and publishes its
                     # events to the other nodes'.
                     published=partial(self.bus.publish, table_id),
                     viewers=self.doors[table_id].viewers,
                     start_after=start_after,
                 )
+                if wallet is not None:  # and the rounds recovery completed, credited
+                    await wallet.finish_settled(table_id)
                 self.owners[table_id] = owner
                 await self.doors[table_id].reseat()
             except Exception:

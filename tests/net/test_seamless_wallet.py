@@ -302,16 +302,6 @@ game = {change.get("game", '"roulette"')}
         parse_config(text, "test.toml")
 
 
-def test_a_cluster_is_refused_for_now(tmp_path: Path) -> None:
-    from server.app.stores import open_stores
-    from server.config.settings import WalletSettings
-    from server.stores import StorageError
-
-    wallet = WalletSettings(mode="seamless", url="http://127.0.0.1:9", secret=b"s" * 16)
-    with pytest.raises(StorageError, match="one node"):
-        open_stores(tmp_path, "postgresql://x/y", "redis://127.0.0.1:1", wallet)
-
-
 def test_wallet_pending_lists_what_the_operator_has_not_answered(
     tmp_path: Path, wallet: OperatorWallet, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import time
 from collections import defaultdict
@@ -40,6 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from server.stores import guarded
 from server.wallet.books import row
 from server.wallet.ledger import (
     OPEN_WAGERS,
@@ -470,15 +472,18 @@ class SeamlessLedger:
         self._take(calls)
         return calls
 
-    async def recover(self) -> int:
-        """At a start: every debit whose call may have left without its answer recorded
-        (``sending``) is rolled back; then every call not yet answered ok is taken up
-        again. The number of debits turned into rollbacks."""
+    async def recover(self, table_id: str | None = None) -> int:
+        """At a start (of ``table_id``'s rounds only: when a cluster node takes the table
+        over, its fence raised, so the node that ran it writes nothing more): every debit
+        whose call may have left without its answer recorded (``sending``) is rolled back;
+        then every call not yet answered ok is taken up again. The number of debits turned
+        into rollbacks."""
         ph, now = self._ph, time.time()
+        of_table, params = _of_table(ph, table_id)
         rows = self._read(
             "SELECT transaction_id, player_id, amount, round_id, currency FROM wallet_debits "
-            "WHERE state = 'sending'",
-            (),
+            f"WHERE state = 'sending'{of_table}",
+            params,
         )
         calls = [
             self._rollback(str(t), str(p), int(a), str(r), str(cur)) for t, p, a, r, cur in rows
@@ -495,26 +500,29 @@ class SeamlessLedger:
         returned = {  # the rollbacks of stakes returned (cancelled, voided): owed
             c.rollback_id(str(t))
             for (t,) in self._read(
-                "SELECT transaction_id FROM wallet_debits WHERE state = 'rolled_back'", ()
+                f"SELECT transaction_id FROM wallet_debits WHERE state = 'rolled_back'{of_table}",
+                params,
             )
         }
-        for pending in self.outbox.pending():  # the calls an earlier process left
+        for pending in self.outbox.pending(table_id):  # the calls an earlier process left
             owed = pending.operation == "credit" or pending.transaction_id in returned
             if owed and pending.transaction_id not in self._owing:
                 self._owing.add(pending.transaction_id)
                 self._settle_owed(pending.player_id, pending.amount)
-        self.outbox.load()
+        self.outbox.load(table_id)
         return len(calls)
 
-    async def finish_settled(self) -> list[str]:
-        """``finish_round`` every round whose stakes are all settled or returned and which
-        has debits not yet credited: at a start, after recovery has completed or voided the
-        rounds a crash left open, the rounds whose credits were not queued before it. The
-        round ids."""
+    async def finish_settled(self, table_id: str | None = None) -> list[str]:
+        """``finish_round`` every round (of ``table_id``, when given) whose stakes are all
+        settled or returned and which has debits not yet credited: at a start, after
+        recovery has completed or voided the rounds a crash left open, the rounds whose
+        credits were not queued before it. The round ids."""
+        of_table, params = _of_table(self._ph, table_id)
         rounds = [
             str(r)
             for (r,) in self._read(
-                "SELECT DISTINCT round_id FROM wallet_debits WHERE state = 'ok'", ()
+                f"SELECT DISTINCT round_id FROM wallet_debits WHERE state = 'ok'{of_table}",
+                params,
             )
         ]
         finished = []
@@ -526,6 +534,19 @@ class SeamlessLedger:
                 await self.finish_round(round_id)
                 finished.append(round_id)
         return finished
+
+    def fenced(self, guard: Callable[[Any], None]) -> SeamlessLedger:
+        """A view whose every write of the local books runs ``guard`` first, in its own
+        transaction (``server.stores.guarded``: a cluster table's fence). A node that lost
+        the table writes none of its stakes' intents or outcomes, returned stakes,
+        settlements or credits once the new owner has raised the fence; the new owner rolls
+        back what it left ``sending``. The view shares this ledger's client, outbox and
+        balances."""
+        view = copy.copy(self)
+        view.local = guarded(self.local, guard)
+        view._write = view.local.writer.run
+        view.close = lambda: None  # type: ignore[method-assign]
+        return view
 
     def calls_of_round(self, round_id: str) -> list[dict[str, Any]]:
         """Every call made to the operator for ``round_id`` and its answer (disputes)."""
@@ -618,6 +639,12 @@ def calls_of_round(
             call["debit_state"] = state
         calls.append(call)
     return calls
+
+
+def _of_table(ph: str, table_id: str | None) -> tuple[str, tuple[Any, ...]]:
+    """The condition (and its parameters) that keeps a query of ``wallet_debits`` to one
+    table's rows, or nothing."""
+    return ("", ()) if table_id is None else (f" AND table_id = {ph}", (table_id,))
 
 
 def _net_in_round(ph: str) -> str:
