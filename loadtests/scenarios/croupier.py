@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import gevent
+import gevent.pool
 import jwt
 from locust import User, events
 
@@ -594,6 +595,8 @@ def _url(environment: Any) -> str:
     return host if host.endswith("/ws") else host + "/ws"
 
 
+CHECKS_AT_ONCE = 32  # players the money check checks at once
+
 # Operator mode: what tells this process's players from every other run's at the same
 # operator (each new player is a new account there), and how many it made.
 _RUN = os.urandom(4).hex()
@@ -635,8 +638,10 @@ def _wallet(environment: Any) -> OperatorWallet | None:
 def _check_books(environment: Any) -> list[str]:
     """This process's players checked; the mismatches (printed)."""
     settle = float(getattr(environment.parsed_options, "croupier_settle_seconds", 30.0))
+    # Many players at once: each check waits on the server (and the operator's wallet).
+    pool = gevent.pool.Pool(CHECKS_AT_ONCE)
     problems = check_money(
-        _url(environment), list(BOOKS), settle, gevent.sleep, _wallet(environment)
+        _url(environment), list(BOOKS), settle, gevent.sleep, _wallet(environment), pool.map
     )
     for problem in problems:
         print(f"money check: {problem}", file=sys.stderr)

@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.request
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +89,7 @@ def check_money(
     settle_seconds: float,
     sleep: Callable[[float], Any] = time.sleep,
     wallet: OperatorWallet | None = None,
+    each: Callable[[Callable[[Book], str | None], list[Book]], Iterable[str | None]] = map,
 ) -> list[str]:
     """Every player's balance and recall against its book; the mismatches. A player whose
     round is still in play is asked again (``sleep``: gevent's under Locust) until
@@ -96,10 +97,12 @@ def check_money(
     returned less everything wagered (its own book, completed from the recall for the rounds
     it did not see end), and every recalled round it saw must say what it saw. With the
     operator's ``wallet``, the balance in its books must come to the same once the server's
-    credits have reached it (asked again until then, within the same time)."""
-    problems: list[str] = []
+    credits have reached it (asked again until then, within the same time). ``each(check,
+    books)`` checks the books — one after the other by default; a pool's ``map`` checks
+    many at once (Locust's gevent pool: each check waits on the server and the operator)."""
     deadline = time.monotonic() + settle_seconds
-    for book in books:
+
+    def check(book: Book) -> str | None:
         while True:
             problem, expected = _check_one(url, book)
             if problem is None and wallet is not None:
@@ -107,9 +110,9 @@ def check_money(
             if problem is None or time.monotonic() > deadline:
                 break
             sleep(1.0)  # a round still in play, or a credit on its way: let it end
-        if problem is not None:
-            problems.append(f"{book.player_id} at {book.table}: {problem}")
-    return problems
+        return None if problem is None else f"{book.player_id} at {book.table}: {problem}"
+
+    return [problem for problem in each(check, books) if problem is not None]
 
 
 def _at_operator(wallet: OperatorWallet, book: Book, expected: int) -> str | None:
