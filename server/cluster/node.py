@@ -393,6 +393,7 @@ class ClusterNode:
                 await self.doors[table_id].reseat()
             except Exception:
                 log.exception("cluster: table %s could not be taken; lease given back", table_id)
+                await self.casino.abandon(table_id)  # if it started, it stops here
                 self.owned.pop(table_id, None)
                 await self.leases.release(table_id, owner)
                 return

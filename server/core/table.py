@@ -72,11 +72,12 @@ from server.core.money import (
 from server.core.rounds import apply_record, money_posts
 from server.core.seats import Seats
 from server.core.views import audience, event_name, public_data
-from server.games.betting import NOT_AN_OPTION
+from server.games.betting import MAIN_WAGER_IN_USE, NOT_AN_OPTION
 from server.games.chance import CardRequest, ChanceRequest, HoleRangeRequest
 from server.games.errors import (
     BETTING_CLOSED,
     DUPLICATE_BET_ID,
+    MAIN_WAGER_REQUIRED,
     NO_DECISION_PENDING,
     GameError,
     IllegalAction,
@@ -128,10 +129,17 @@ class TableFailure(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class _AfterEarlier:
+    """A bet's step waits until its player's commands started before it are answered: a
+    side wager written beside its main wager learns the main wager's fate first."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Running:
     """A player's command under way: its reply's ``cid``, its player, whether it runs
-    alone (a decision: the engine's order of decisions is the journal's), and — for a bet
-    that may be written beside its player's other bets (``TableCore._beside``) — its bet id."""
+    alone (a decision: the engine's order of decisions is the journal's), and — for a bet,
+    which may be written beside its player's other bets (``TableCore._beside``) — its bet
+    id."""
 
     cid: int
     player: str
@@ -199,6 +207,16 @@ class TableCore:
         self._stopping = False
         self._draining = False  # no next round: the table is handed to another node
         self._queue: deque[cmd.PlayCommand] = deque()
+        # When each queued ``decide`` came (its cid → the table's time): one sent before its
+        # deadline is not timed out while another decision's debit holds the table.
+        self._decide_came: dict[int, float] = {}
+        # Bets written beside the player's earlier bets and waiting for their answers
+        # (``_AfterEarlier``), by cid; the bets in flight, taken by the engine and not yet
+        # answered; and those of them withdrawn because the main wager they need was
+        # refused (each refused when its own write is answered).
+        self._after: dict[int, tuple[Step, _Running]] = {}
+        self._in_flight: dict[tuple[str, str], Wager] = {}
+        self._withdrawn: set[tuple[str, str]] = set()
         self._out: list[Any] = []
         self._life: Step | None = None
         self._parked: _Park | None = None
@@ -267,6 +285,8 @@ class TableCore:
         elif isinstance(command, cmd.Console):
             self._console(command.staff)
         elif not isinstance(command, cmd.Tick):
+            if type(command) is cmd.Decide:
+                self._decide_came[command.cid] = self.now
             self._queue.append(command)
         self._pump()
         return out
@@ -293,6 +313,7 @@ class TableCore:
                 self._step(self._life, None, None)
             elif self.finished and self._queue:
                 command = self._queue.popleft()
+                self._decide_came.pop(command.cid, None)
                 self._out.append(
                     Reply(command.cid, Refusal(TABLE_UNAVAILABLE, "the table stopped", self.id))
                 )
@@ -304,7 +325,7 @@ class TableCore:
                     startable.cid,
                     startable.player_id,
                     type(startable) is cmd.Decide,
-                    self._independent(startable),
+                    startable.bet_id if type(startable) is cmd.Place else None,
                 )
                 self._busy.setdefault(running.player, []).append(running)
                 self._alone = running.alone
@@ -334,25 +355,29 @@ class TableCore:
                 behind.add(player)
                 continue
             del self._queue[n]
+            self._decide_came.pop(command.cid, None)
             return command
-        return None
-
-    def _independent(self, command: cmd.PlayCommand) -> str | None:
-        """The bet id of a bet whose acceptance reads no other wager of its player — it
-        needs no main wager (``TableGame.depends_on``), so the fate of the player's other
-        bets in flight cannot change it; None for any other command."""
-        if isinstance(command, cmd.Place) and not self.game.depends_on(command.spot):
-            return command.bet_id
         return None
 
     def _beside(self, command: cmd.PlayCommand, under_way: list[_Running]) -> bool:
         """Whether ``command`` may start while its player's ``under_way`` commands wait for
-        their writes: an independent bet beside independent bets only, none with its bet id
-        (a bet sent again waits for the first's answer, and is acknowledged as sent again)."""
-        bet_id = self._independent(command)
-        return bet_id is not None and all(
-            r.bet_id is not None and r.bet_id != bet_id for r in under_way
-        )
+        their writes: a bet beside bets only, none with its bet id (a bet sent again waits
+        for the first's answer, and is acknowledged as sent again). A side wager starts
+        beside the main wager it needs (``TableGame.depends_on``) and learns its fate
+        before it is answered (``_AfterEarlier``)."""
+        if type(command) is not cmd.Place:
+            return False
+        bet_id = command.bet_id
+        return all(r.bet_id is not None and r.bet_id != bet_id for r in under_way)
+
+    def _earlier_under_way(self, running: _Running) -> bool:
+        """Whether a command of ``running``'s player that started before it is unanswered."""
+        for other in self._busy.get(running.player, ()):
+            if other.cid == running.cid:
+                return False
+            if other.cid not in self._early:
+                return True
+        return False
 
     def _step(self, gen: Step, value: Any, running: _Running | None) -> None:
         """Run ``gen`` until it waits, parks or ends, collecting its effects."""
@@ -372,6 +397,13 @@ class TableCore:
                     self._parked = item
                     out.append(Deadline(item.deadline))
                     return
+                if isinstance(item, _AfterEarlier):
+                    assert running is not None
+                    if self._earlier_under_way(running):
+                        self._after[running.cid] = (gen, running)  # resumed by ``_answer``
+                        return
+                    item = gen.send(None)
+                    continue
                 out.append(item)
                 item = gen.send(None)
         except StopIteration as done:
@@ -409,11 +441,23 @@ class TableCore:
             self._out.append(early.pop(under_way.pop(0).cid))
         if not under_way:
             del self._busy[running.player]
+        # The player's bets waiting for this one go on (each may end and resume others:
+        # looked up again each time).
+        for cid in [c for c, (_, a) in self._after.items() if a.player == running.player]:
+            entry = self._after.get(cid)
+            if entry is None or self._earlier_under_way(entry[1]):
+                continue
+            del self._after[cid]
+            self._step(entry[0], None, entry[1])
 
     def _abandon_commands(self) -> None:
         """The table closes with commands under way: each is answered now (its writes may
         still land; recovery voids the round and returns every stake)."""
         message = "the table failed and is closed: its round will be voided, stakes returned"
+        after, self._after = list(self._after.values()), {}
+        for held, bet in after:
+            held.close()
+            self._answer(bet, Reply(bet.cid, Refusal(TABLE_UNAVAILABLE, message, self.id)))
         for wid, (gen, running) in list(self._waiting.items()):
             if running is None:
                 continue
@@ -634,6 +678,7 @@ class TableCore:
             yield from self._journal(record)
         self._before_open = []
         self._bets, self._asked, self._spent_ids, self._round_bets = {}, {}, set(), {}
+        self._in_flight, self._withdrawn = {}, set()
         self._taken = {}
         self.cards = {}
         if self._console_void is not None or self._console_close is not None:
@@ -759,7 +804,13 @@ class TableCore:
         self.decisions = live
         if not live:
             return
-        earliest = min(deadline for _, deadline in live.values())
+        # A decision sent in time but still queued (another's debit at an operator's wallet
+        # held the table) is taken, not timed out: its deadline waits for it.
+        sent = self._sent_in_time(live)
+        earliest = min(
+            (d for key, (_, d) in live.items() if key not in sent),
+            default=self.now + self.settings.decision_seconds,
+        )
         self._decided = False
         yield _Park(earliest, lambda: self._decided or self._console_void is not None)
         if self._stopping:
@@ -767,13 +818,29 @@ class TableCore:
         if self._console_void is not None:
             raise _Irregular((yield from self._staff_void()))
         if self.now >= earliest and self.engine is engine:
-            late = sorted({player for (player, _), (_, d) in live.items() if d <= self.now})
+            sent = self._sent_in_time(live)
+            late = sorted(
+                {key[0] for key, (_, d) in live.items() if d <= self.now and key not in sent}
+            )
             for player in late:
                 if engine.phase is not Phase.DECIDING:
                     break
                 record = rec.Timeout(player=player)
                 yield from self._journal(record)
                 yield from self._emit(apply_record(self.game, engine, record))
+
+    def _sent_in_time(
+        self, live: Mapping[tuple[str, str], tuple[DecisionRequest, float]]
+    ) -> set[tuple[str, str]]:
+        """The decisions awaited (``live``: each with its deadline) whose player's
+        ``decide`` waits in the queue, sent before that deadline."""
+        return {
+            (c.player_id, c.spot)
+            for c in self._queue
+            if type(c) is cmd.Decide
+            and (c.player_id, c.spot) in live
+            and self._decide_came.get(c.cid, float("inf")) <= live[(c.player_id, c.spot)][1]
+        }
 
     def _void_current(self, reason: str) -> Step:
         engine, round_id = self.engine, self.round_id
@@ -840,17 +907,20 @@ class TableCore:
         # journal (the audit record, game recall's source) and in the ledger.
         bet = rec.Bet(player=player_id, bet_id=bet_id, spot=accepted.spot, amount=amount)
         self._taken[key] = next(self._takes)
+        self._in_flight[key] = accepted
         journaled, debited = yield Wait(
             (
                 AppendRecord(round_id, bet, player_id),
                 Post(bet_key(round_id, accepted), (bet_transfer(round_id, accepted),)),
             )
         )
+        if self.game.depends_on(accepted.spot):  # the main wager's fate first
+            yield _AfterEarlier()
+        del self._in_flight[key]
+        if key in self._withdrawn:  # the main wager it needs was refused meanwhile
+            yield from self._withdraw(round_id, accepted, journaled, debited)
         if isinstance(debited, Refused | Failed):  # nothing was debited
-            try:  # undo in the engine; nothing was broadcast
-                engine.cancel(player_id, bet_id)
-            except IllegalAction as exc:  # a wager taken beside it leans on it: a bug
-                raise InvariantViolation(f"bet {bet_id} refused but not undone: {exc}") from exc
+            self._take_back(engine, player_id, bet_id)  # nothing was broadcast
             # The journal says the bet never stood (replay skips it).
             yield from self._journal(rec.BetRefused(player=player_id, bet_id=bet_id))
             if isinstance(debited, Failed):
@@ -884,6 +954,50 @@ class TableCore:
                 data["balance"] = balance
                 return None, data, None
         return None, data, player_id
+
+    def _take_back(self, engine: RoundEngine, player_id: str, bet_id: str) -> None:
+        """Undo a bet the ledger refused in the engine. Side wagers of the player's taken
+        beside it that need it are withdrawn from the engine first, the latest first, as
+        many as it takes: each is refused once its own write is answered (``_withdraw``)."""
+        while True:
+            try:
+                engine.cancel(player_id, bet_id)
+                return
+            except IllegalAction as exc:
+                leaning = [
+                    w
+                    for (player, other), w in self._in_flight.items()
+                    if player == player_id
+                    and other != bet_id
+                    and (player, other) not in self._withdrawn
+                    and self.game.depends_on(w.spot)
+                ]
+                if exc.code != MAIN_WAGER_IN_USE or not leaning:  # a bug: nothing leans on it
+                    raise InvariantViolation(f"bet {bet_id} refused but not undone: {exc}") from exc
+                latest = max(leaning, key=lambda w: self._taken[(player_id, w.bet_id)])
+                try:
+                    engine.cancel(player_id, latest.bet_id)
+                except IllegalAction as inner:
+                    raise InvariantViolation(f"side wager {latest.bet_id}: {inner}") from inner
+                self._withdrawn.add((player_id, latest.bet_id))
+
+    def _withdraw(
+        self, round_id: str, wager: Wager, journaled: Any, debited: Any
+    ) -> Generator[Any, Any, None]:
+        """A side wager withdrawn from the engine because the main wager it needs was refused
+        while both were written: its stake, if debited, goes back (its id is spent), the
+        journal says it never stood, and it is refused (``main_wager_required``)."""
+        key = (wager.player_id, wager.bet_id)
+        self._withdrawn.discard(key)
+        if isinstance(journaled, Failed):
+            raise TableFailure(f"the bet could not be journaled: {journaled.message}")
+        if not isinstance(debited, Refused | Failed):
+            yield from self._must(
+                Post(cancel_key(round_id, wager), (cancel_transfer(round_id, wager),))
+            )
+            self._spent_ids.add(key)
+        yield from self._journal(rec.BetRefused(player=wager.player_id, bet_id=wager.bet_id))
+        raise IllegalAction(MAIN_WAGER_REQUIRED, "the main wager it needs was refused", wager.spot)
 
     def _cancel(self, player_id: str, round_id: str, bet_id: str) -> Step:
         engine = self._current(round_id)
@@ -964,18 +1078,19 @@ class TableCore:
         the engine takes the decision: an operator's wallet may refuse a stake (docs/wallet.md),
         and a decision the engine has taken cannot be taken back. The refusal to tell the
         player (the decision still awaited, the engine untouched), or None once every stake
-        is debited. A stake debited beside one refused is returned, and those wagers' ids
-        are spent: the same decision again is refused (``not_an_option``) rather than
-        debited under an id whose money already came back."""
+        is debited. A stake debited beside one refused (a Tie Wager beside its War Wager) is
+        returned, and its id is spent: a decision that adds it again is refused
+        (``not_an_option``) rather than debited under an id whose money already came
+        back."""
         player = record.player
         if any((player, w.bet_id) in self._spent_ids for w in added):
             message = f"{record.decision!r} was refused here before; choose another option"
             return Refusal(NOT_AN_OPTION, message, record.decision)
-        # One at a time: an operator's wallet answers each stake apart (a War Wager taken,
-        # its Tie Wager refused), where several posts of one ``Wait`` are one write, whole
-        # or not at all.
+        # One at a time: an operator's wallet answers each stake apart, where several posts
+        # of one ``Wait`` are one write, whole or not at all. The last first: a War's Tie
+        # Wager refused leaves nothing debited, and the War alone may still be chosen.
         debited: list[Wager] = []
-        for wager in added:
+        for wager in reversed(added):
             (result,) = yield Wait(
                 (Post(bet_key(round_id, wager), (bet_transfer(round_id, wager),)),)
             )

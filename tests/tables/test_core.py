@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from server.config import load_config
 from server.core import commands as cmd
 from server.core import effects as fx
 from server.games.errors import MAIN_WAGER_REQUIRED
+from server.journal import SqliteJournal
 from server.journal.journal import RoundStatus
-from server.wallet import OPEN_WAGERS
+from server.wallet import OPEN_WAGERS, SqliteLedger
+from server.wallet.ledger import OperatorRefused
 from tests.tables.core_driver import Driver
 
 TABLES = {t.id: t for t in load_config(None).tables}
@@ -230,10 +234,10 @@ def test_a_bet_the_ledger_refuses_beside_others_is_undone_and_the_others_stand(
     d.close()
 
 
-def test_a_side_wager_waits_for_the_main_wager_before_it_and_a_resent_bet_for_the_first() -> None:
-    """A side wager needs its main wager (631a.8(a)): it is not written beside a main wager
-    still being written, but after its answer. A bet sent again with the same id waits
-    for the first's answer too, and is acknowledged as sent again, charged once."""
+def test_a_resent_bet_waits_for_the_first_and_the_bets_sent_after_it_wait_with_it() -> None:
+    """A bet sent again with the same id waits for the first's answer, and is acknowledged
+    as sent again, charged once; the player's bets sent after it (a side wager here) wait
+    behind it, in the order sent."""
     d = Driver(TABLES["baccarat"], seed=5)
     d.fund("ann", 100_000)
     d.seat("ann")
@@ -249,7 +253,7 @@ def test_a_side_wager_waits_for_the_main_wager_before_it_and_a_resent_bet_for_th
             ("b3", side, 500),
         ],
     )
-    assert len(d.held) == 2  # b1 and b2 together; the resent b1 and the side wager wait
+    assert len(d.held) == 2  # b1 and b2 together; the resent b1 and the side wager behind it wait
     (b1, b2) = sorted(d.held)
     d.complete(b2)
     assert len(d.held) == 1 and not d.replies
@@ -263,6 +267,66 @@ def test_a_side_wager_waits_for_the_main_wager_before_it_and_a_resent_bet_for_th
     assert d.ledger.balance("player:ann") == 100_000 - 2_000
     _finish_round(d, round_id)
     d.close()
+
+
+class _RefusingLedger(SqliteLedger):
+    """The embedded ledger, but a bet whose debit's key ends with ``refuse`` is refused as
+    an operator's wallet refuses one (``limit_reached``)."""
+
+    refuse = "\x00"
+
+    def post_write(self, key: str, transfers: Any) -> Any:
+        if key.startswith("bet:") and key.endswith(self.refuse):
+            raise OperatorRefused("limit_reached", "the player's wager limit is reached")
+        return super().post_write(key, transfers)
+
+
+@pytest.mark.parametrize("main_first", [True, False], ids=["main-answered-first", "side-first"])
+@pytest.mark.parametrize("refused", [False, True], ids=["main-taken", "main-refused"])
+def test_a_side_wager_is_written_beside_its_main_wager_and_shares_its_fate(
+    refused: bool, main_first: bool
+) -> None:
+    """A side wager needs its main wager (631a.8(a)); sent together, both are written at
+    once (an operator's wallet answers them in parallel), and the side wager is answered
+    once the main wager's fate is known, after it. The main wager refused, the side wager
+    is withdrawn: its stake comes back, the journal says neither stood, and it is refused
+    (``main_wager_required``) — nothing of either was broadcast."""
+    ledger = _RefusingLedger(":memory:")
+    ledger.refuse = ":b1" if refused else "\x00"
+    d = Driver(TABLES["baccarat"], seed=5, ledger=ledger, journal=SqliteJournal(":memory:"))
+    d.fund("ann", 100_000)
+    d.seat("ann")
+    side = next(s for s in d.game.sample_spots() if d.game.depends_on(s))
+    round_id = d.core.round_id or ""
+    emitted = len(d.emits)
+    cids = _bets_held(d, "ann", [("b1", "banker", 1_000), ("b2", side, 500)])
+    assert len(d.held) == 2  # written together
+    first, second = sorted(d.held)
+    for wid in (first, second) if main_first else (second, first):
+        d.complete(wid)
+        assert [c for c in d.answered if c in cids] in ([], cids[:1], cids)  # in order
+    while d.held:  # a withdrawn side wager's returned stake, its records
+        d.complete(min(d.held))
+    replies = [d.replies[c] for c in cids]
+    assert d.answered[-2:] == cids
+    if refused:
+        assert [r.refusal.code for r in replies if r.refusal] == [
+            "limit_reached",
+            "main_wager_required",
+        ]
+        assert d.ledger.balance("player:ann") == 100_000
+        accepted = [e for e in d.emits[emitted:] if e.name == "bet_accepted"]
+        assert accepted == []  # nothing of either was shown
+        kinds = [r.kind for r in d.journal.records(round_id)]
+        assert kinds.count("bet_refused") == 2
+    else:
+        assert [r.refusal for r in replies] == [None, None]
+        assert d.ledger.balance("player:ann") == 100_000 - 1_500
+    assert d.ledger.balance(OPEN_WAGERS) == (0 if refused else 1_500)
+    _finish_round(d, round_id)
+    d.close()
+    ledger.close()
+    d.journal.close()
 
 
 @pytest.mark.parametrize("table_id", sorted(TABLES))

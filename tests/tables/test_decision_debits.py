@@ -82,16 +82,35 @@ def test_a_refused_war_wager_leaves_the_decision_open() -> None:
     d.journal.close()
 
 
-def test_a_war_wager_taken_beside_a_refused_tie_wager_is_returned() -> None:
+def test_a_refused_tie_wager_leaves_nothing_debited_and_war_alone_still_open() -> None:
+    """The Tie Wager is debited first: refused, nothing was taken, and the War alone is
+    still an option."""
     d, ledger, spot = _tied(refuse=("~war_tie",))
     reply = _decide(d, spot, "war+tie:500")
     assert reply is not None and reply.refusal is not None
     assert reply.refusal.code == "limit_reached"
+    assert not [k for k, _ in ledger.history("player:ann") if "~" in k]  # nothing debited
+    reply = _decide(d, spot, "war")
+    assert reply is not None and reply.refusal is None, reply
+    d.run_until(d.now + 30)
+    assert ledger.balance("player:ann") == 10_000 - 1_000 + 2_000
+    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
+    d.close()
+    ledger.close()
+    d.journal.close()
+
+
+def test_a_tie_wager_taken_beside_a_refused_war_wager_is_returned() -> None:
+    """The Tie Wager taken, then the War Wager refused: the Tie Wager comes back and its id
+    is spent — ``war+tie`` is refused from then on, before anything is debited."""
+    d, ledger, spot = _tied(refuse=(":a~war",))
+    reply = _decide(d, spot, "war+tie:500")
+    assert reply is not None and reply.refusal is not None
+    assert reply.refusal.code == "limit_reached"
     keys = [key for key, _ in ledger.history("player:ann")]
-    assert any(k.startswith("bet:") and k.endswith(":a~war") for k in keys)
-    assert any(k.startswith("cancel:") and k.endswith(":a~war") for k in keys)
-    assert ledger.balance("player:ann") == 10_000 - 1_000  # the War Wager came back
-    # Its id is spent: the same option again is refused before anything is debited.
+    assert any(k.startswith("bet:") and k.endswith(":a~war_tie") for k in keys)
+    assert any(k.startswith("cancel:") and k.endswith(":a~war_tie") for k in keys)
+    assert ledger.balance("player:ann") == 10_000 - 1_000  # the Tie Wager came back
     again = _decide(d, spot, "war+tie:500")
     assert again is not None and again.refusal is not None
     assert again.refusal.code == "not_an_option"
@@ -104,3 +123,62 @@ def test_a_war_wager_taken_beside_a_refused_tie_wager_is_returned() -> None:
     d.close()
     ledger.close()
     d.journal.close()
+
+
+class SlowLedger(SqliteLedger):
+    """The embedded ledger, but the first War Wager's debit runs ``during`` first: what
+    happens while an operator's wallet takes its time to answer it."""
+
+    during: Any = None
+
+    async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
+        if key.startswith("bet:") and key.endswith("~war") and self.during is not None:
+            during, self.during = self.during, None
+            during()
+        return await super().apost(key, transfers)
+
+
+def test_a_decision_sent_in_time_is_taken_though_another_s_debit_held_the_table() -> None:
+    """Ann's War Wager is debited slowly — past Bob's deadline — while Bob's own decision,
+    sent a second after hers and well before his deadline, waits its turn (a decision runs
+    alone): Bob goes to War too, not timed out into a surrender."""
+    ledger = SlowLedger(":memory:")
+    d = Driver(TABLES["casino-war"], seed=3, ledger=ledger, journal=SqliteJournal(":memory:"))
+    for player in ("ann", "bob"):
+        d.fund(player, 10_000)
+        d.seat(player)
+    # Both boxes tie the dealer's 9; at War three burns, Ann's K, Bob's Q, the dealer's 5.
+    d.game.shoe = ScriptedShoe(parse_cards("9H 9S 9D  2C 3C 4C  KH QH 5D"))
+    spots = {p: f"initial:{d.core.seats.seat_of[p]}" for p in ("ann", "bob")}
+    round_id = d.core.round_id
+    for player, amount in (("ann", 1_000), ("bob", 600)):
+        reply = d.play(
+            cmd.Place, player, round_id=round_id, bet_id="a", spot=spots[player], amount=amount
+        )
+        assert reply is not None and reply.refusal is None, reply
+    d.run_until(d.now + d.settings.betting_seconds)
+    assert set(d.core.decisions) == {("ann", spots["ann"]), ("bob", spots["bob"])}
+    bob_cid = 990
+
+    def bob_decides_then_time_passes() -> None:
+        d.now += 1
+        bob = cmd.Decide("bob", round_id or "", spots["bob"], "war", cid=bob_cid)
+        assert d.core.handle(bob, d.now) == []  # queued: Ann's decision runs alone
+        d.now += d.settings.decision_seconds  # the debit answers after Bob's deadline
+
+    ledger.during = bob_decides_then_time_passes
+    reply = _decide_as(d, "ann", spots["ann"], "war")
+    assert reply is not None and reply.refusal is None, reply
+    assert d.replies[bob_cid].refusal is None, d.replies[bob_cid]
+    records = [r.kind for r in d.journal.records(round_id or "")]
+    assert "timeout" not in records
+    assert _journaled_decisions(d) == ["war", "war"]
+    d.run_until(d.now + 30)
+    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
+    d.close()
+    ledger.close()
+    d.journal.close()
+
+
+def _decide_as(d: Driver, player: str, spot: str, decision: str) -> Any:
+    return d.play(cmd.Decide, player, round_id=d.core.round_id, spot=spot, decision=decision)

@@ -68,6 +68,7 @@ class OperatorWalletClient:
         if timeout <= 0 or connections < 1:
             raise ValueError("timeout > 0 and connections >= 1")
         self.url, self._secret, self.timeout = url, secret, timeout
+        self.connections = connections
         self._host = parts.hostname or ""  # url_problem: never empty
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
         self._ssl = (

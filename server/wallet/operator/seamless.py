@@ -553,8 +553,10 @@ class SeamlessLedger:
         return calls_of_round(self._read, self._ph, round_id)
 
     async def run(self) -> None:
-        """The outbox's sender, until cancelled."""
-        await self.outbox.run()
+        """The outbox's sender, until cancelled. It keeps at most half the client's
+        connections busy (32 at most): a backlog of credits after an outage must not hold
+        the players' debits waiting for a free connection."""
+        await self.outbox.run(concurrency=max(1, min(32, self.client.connections // 2)))
 
     async def settled(self, timeout: float = 30.0) -> None:
         """Wait until every credit and rollback is answered ok (tests, a clean stop)."""
@@ -578,8 +580,12 @@ def _intend(conn: Any, ph: str, d: _Debit, currency: str, now: float) -> str | N
     found = conn.execute(
         f"SELECT state FROM wallet_debits WHERE transaction_id = {ph}", (d.txid,)
     ).fetchone()
-    if found is not None and str(found[0]) == "refused":
-        _set_state(conn, ph, d.txid, "sending", None)
+    if found is not None and str(found[0]) == "refused":  # as it is asked now
+        conn.execute(
+            f"UPDATE wallet_debits SET state = 'sending', amount = {ph}, currency = {ph}, "
+            f"at = {ph} WHERE transaction_id = {ph}",
+            (d.transfer.amount, currency, now, d.txid),
+        )
         return None
     if found is not None:
         return str(found[0])
