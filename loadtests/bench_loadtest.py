@@ -758,7 +758,11 @@ def _where(trial: dict[str, Any]) -> str:
 
 def render(result: dict[str, Any], command: str) -> str:
     lines = [
-        "## Load testing: capacity per scenario, Locust's own cost, CPU-seconds per user",
+        (
+            "## Load testing with the operator's wallet: capacity against the embedded wallet's"
+            if any(wallet_latency(row["deployment"]) is not None for row in result["capacity"])
+            else "## Load testing: capacity per scenario, Locust's own cost, CPU-seconds per user"
+        ),
         "",
         f"Command: `{command}` ({machine_line()}; load average at the end {result['load']}). "
         "Locust pinned to CPU 1, the croupier nodes (and a cluster's Redis) to CPU 0; "
@@ -841,17 +845,23 @@ def render(result: dict[str, Any], command: str) -> str:
                 best = found.get(d)
                 cells.append(f"{best['users'] / first['users']:.2f}" if best and first else "—")
             lines.append(f"| `{scenario}` | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "**Where the time went** in the trial that decided each capacity (the smallest that "
-        "did not hold): py-spy on every node and on Locust over the steady part "
-        f"({SAMPLE_RATE} samples a second); the busiest process (Locust when it used 90% of "
-        "its core or more), its functions with the most samples of their own as a share of "
-        "the samples a process busy all along gives, and its flame graph.",
-        "",
-        "| Scenario | deployment | users | process | busiest functions (own time) | flame graph |",
-        "|---|---|---:|---|---|---|",
-    ]
+    profiled = any(row.get("bottleneck") for row in result["capacity"])
+    lines += (
+        []
+        if not profiled
+        else [
+            "",
+            "**Where the time went** in the trial that decided each capacity (the smallest that "
+            "did not hold): py-spy on every node and on Locust over the steady part "
+            f"({SAMPLE_RATE} samples a second); the busiest process (Locust when it used 90% of "
+            "its core or more), its functions with the most samples of their own as a share of "
+            "the samples a process busy all along gives, and its flame graph.",
+            "",
+            "| Scenario | deployment | users | process | busiest functions (own time) "
+            "| flame graph |",
+            "|---|---|---:|---|---|---|",
+        ]
+    )
     for row in result["capacity"]:
         where = row.get("bottleneck")
         if not where:
@@ -902,6 +912,8 @@ def _command(args: argparse.Namespace) -> str:
     command = command_line("loadtests.bench_loadtest", args, OPTIONS)
     if args.data_under is not None:
         command += f" --data-under {args.data_under}"
+    if getattr(args, "no_profile", False):
+        command += " --no-profile"
     server = os.environ.get("CROUPIER_TEST_POSTGRES")
     if server and any(d.startswith("cluster") for d in args.deployments.split(",")):
         command = f"CROUPIER_TEST_POSTGRES={server} {command}"

@@ -139,12 +139,13 @@ class _Running:
     """A player's command under way: its reply's ``cid``, its player, whether it runs
     alone (a decision: the engine's order of decisions is the journal's), and — for a bet,
     which may be written beside its player's other bets (``TableCore._beside``) — its bet
-    id."""
+    id, and whether it needs another wager of the player (a side wager)."""
 
     cid: int
     player: str
     alone: bool
     bet_id: str | None = None
+    depends: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +218,7 @@ class TableCore:
         self._after: dict[int, tuple[Step, _Running]] = {}
         self._in_flight: dict[tuple[str, str], Wager] = {}
         self._withdrawn: set[tuple[str, str]] = set()
+        self._closing = False  # a command failed: the table closes
         self._out: list[Any] = []
         self._life: Step | None = None
         self._parked: _Park | None = None
@@ -321,11 +323,13 @@ class TableCore:
                 startable = self._startable()
                 if startable is None:
                     return
+                bet = startable if type(startable) is cmd.Place else None
                 running = _Running(
                     startable.cid,
                     startable.player_id,
                     type(startable) is cmd.Decide,
-                    startable.bet_id if type(startable) is cmd.Place else None,
+                    None if bet is None else bet.bet_id,
+                    bet is not None and bool(self.game.depends_on(bet.spot)),
                 )
                 self._busy.setdefault(running.player, []).append(running)
                 self._alone = running.alone
@@ -367,8 +371,14 @@ class TableCore:
         before it is answered (``_AfterEarlier``)."""
         if type(command) is not cmd.Place:
             return False
-        bet_id = command.bet_id
-        return all(r.bet_id is not None and r.bet_id != bet_id for r in under_way)
+        bet_id, leans = command.bet_id, bool(self.game.depends_on(command.spot))
+        # A wager that needs none waits for the side wagers under way: taken beside a side
+        # wager written before it, a main wager would keep it standing were the main wager
+        # before it refused, and could not withdraw it if refused itself (``_take_back``).
+        return all(
+            r.bet_id is not None and r.bet_id != bet_id and (leans or not r.depends)
+            for r in under_way
+        )
 
     def _earlier_under_way(self, running: _Running) -> bool:
         """Whether a command of ``running``'s player that started before it is unanswered."""
@@ -417,12 +427,14 @@ class TableCore:
             self._answer(running, Reply(running.cid, exc.refusal))
         except TableFailure as exc:  # from a command: the table had changed, so it closes
             assert running is not None
+            self._closing = True  # no bet waiting for this one goes on (``_answer``)
             message = f"not recorded ({exc}); the table is closed until its round is recovered"
             self._answer(running, Reply(running.cid, Refusal(STORAGE_FAILED, message, self.id)))
             self._close(f"the ledger or journal could not be written: {exc}")
         except Exception as exc:
             if running is None:
                 raise  # the table's life handles its own failures: this is a bug
+            self._closing = True
             self._say("critical", f"table {self.id}: command failed", exc)
             refusal = Refusal(TABLE_UNAVAILABLE, "the table failed and is closed", self.id)
             self._answer(running, Reply(running.cid, refusal))
@@ -441,6 +453,8 @@ class TableCore:
             self._out.append(early.pop(under_way.pop(0).cid))
         if not under_way:
             del self._busy[running.player]
+        if self._closing:  # the bets waiting for it are answered as the table closes
+            return
         # The player's bets waiting for this one go on (each may end and resume others:
         # looked up again each time).
         for cid in [c for c, (_, a) in self._after.items() if a.player == running.player]:
@@ -812,16 +826,21 @@ class TableCore:
             default=self.now + self.settings.decision_seconds,
         )
         self._decided = False
-        yield _Park(earliest, lambda: self._decided or self._console_void is not None)
+
+        def over() -> bool:
+            # A decision sent in time, once run and refused, leaves its player to time out
+            # now rather than at a later deadline.
+            in_time = bool(sent) and not self._sent_in_time(live) and not self._busy
+            return self._decided or self._console_void is not None or in_time
+
+        yield _Park(earliest, over)
         if self._stopping:
             raise _Stopping
         if self._console_void is not None:
             raise _Irregular((yield from self._staff_void()))
         if self.now >= earliest and self.engine is engine:
-            sent = self._sent_in_time(live)
-            late = sorted(
-                {key[0] for key, (_, d) in live.items() if d <= self.now and key not in sent}
-            )
+            waiting = {player for player, _ in self._sent_in_time(live)}  # a decide queued
+            late = sorted({p for (p, _), (_, d) in live.items() if d <= self.now} - waiting)
             for player in late:
                 if engine.phase is not Phase.DECIDING:
                     break
@@ -920,9 +939,11 @@ class TableCore:
         if key in self._withdrawn:  # the main wager it needs was refused meanwhile
             yield from self._withdraw(round_id, accepted, journaled, debited)
         if isinstance(debited, Refused | Failed):  # nothing was debited
-            self._take_back(engine, player_id, bet_id)  # nothing was broadcast
-            # The journal says the bet never stood (replay skips it).
-            yield from self._journal(rec.BetRefused(player=player_id, bet_id=bet_id))
+            withdrawn = self._take_back(engine, player_id, bet_id)  # nothing was broadcast
+            # The journal says the bet never stood (replay skips it), nor the side wagers
+            # withdrawn with it: their records were written before these.
+            for wager in (*withdrawn, accepted):
+                yield from self._journal(rec.BetRefused(player=player_id, bet_id=wager.bet_id))
             if isinstance(debited, Failed):
                 if debited.code is not None:  # an operator's wallet that did not answer
                     return Refusal(debited.code, debited.message, None), None, None
@@ -955,14 +976,16 @@ class TableCore:
                 return None, data, None
         return None, data, player_id
 
-    def _take_back(self, engine: RoundEngine, player_id: str, bet_id: str) -> None:
+    def _take_back(self, engine: RoundEngine, player_id: str, bet_id: str) -> list[Wager]:
         """Undo a bet the ledger refused in the engine. Side wagers of the player's taken
         beside it that need it are withdrawn from the engine first, the latest first, as
-        many as it takes: each is refused once its own write is answered (``_withdraw``)."""
+        many as it takes (returned): each is refused once its own write is answered
+        (``_withdraw``)."""
+        withdrawn: list[Wager] = []
         while True:
             try:
                 engine.cancel(player_id, bet_id)
-                return
+                return withdrawn
             except IllegalAction as exc:
                 leaning = [
                     w
@@ -980,13 +1003,15 @@ class TableCore:
                 except IllegalAction as inner:
                     raise InvariantViolation(f"side wager {latest.bet_id}: {inner}") from inner
                 self._withdrawn.add((player_id, latest.bet_id))
+                withdrawn.append(latest)
 
     def _withdraw(
         self, round_id: str, wager: Wager, journaled: Any, debited: Any
     ) -> Generator[Any, Any, None]:
         """A side wager withdrawn from the engine because the main wager it needs was refused
-        while both were written: its stake, if debited, goes back (its id is spent), the
-        journal says it never stood, and it is refused (``main_wager_required``)."""
+        while both were written (the main wager's refusal journaled that it never stood):
+        its stake, if debited, goes back (its id is spent), and it is refused
+        (``main_wager_required``)."""
         key = (wager.player_id, wager.bet_id)
         self._withdrawn.discard(key)
         if isinstance(journaled, Failed):
@@ -996,7 +1021,6 @@ class TableCore:
                 Post(cancel_key(round_id, wager), (cancel_transfer(round_id, wager),))
             )
             self._spent_ids.add(key)
-        yield from self._journal(rec.BetRefused(player=wager.player_id, bet_id=wager.bet_id))
         raise IllegalAction(MAIN_WAGER_REQUIRED, "the main wager it needs was refused", wager.spot)
 
     def _cancel(self, player_id: str, round_id: str, bet_id: str) -> Step:

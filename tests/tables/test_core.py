@@ -273,7 +273,7 @@ class _RefusingLedger(SqliteLedger):
     """The embedded ledger, but a bet whose debit's key ends with ``refuse`` is refused as
     an operator's wallet refuses one (``limit_reached``)."""
 
-    refuse = "\x00"
+    refuse: tuple[str, ...] = ()
 
     def post_write(self, key: str, transfers: Any) -> Any:
         if key.startswith("bet:") and key.endswith(self.refuse):
@@ -292,7 +292,7 @@ def test_a_side_wager_is_written_beside_its_main_wager_and_shares_its_fate(
     is withdrawn: its stake comes back, the journal says neither stood, and it is refused
     (``main_wager_required``) — nothing of either was broadcast."""
     ledger = _RefusingLedger(":memory:")
-    ledger.refuse = ":b1" if refused else "\x00"
+    ledger.refuse = (":b1",) if refused else ()
     d = Driver(TABLES["baccarat"], seed=5, ledger=ledger, journal=SqliteJournal(":memory:"))
     d.fund("ann", 100_000)
     d.seat("ann")
@@ -327,6 +327,59 @@ def test_a_side_wager_is_written_beside_its_main_wager_and_shares_its_fate(
     d.close()
     ledger.close()
     d.journal.close()
+
+
+@pytest.mark.parametrize("third", ["refused", "taken"])
+def test_a_main_wager_sent_after_a_side_wager_waits_for_it(third: str) -> None:
+    """Banker (refused), a side wager, Banker again: the second main wager is not written
+    beside the side wager before it — taken beside it, it would keep the side wager
+    standing on the first main wager's refusal, and could not withdraw it on its own. The
+    side wager is withdrawn with the first; the table goes on."""
+    ledger = _RefusingLedger(":memory:")
+    ledger.refuse = (":b1", ":b3") if third == "refused" else (":b1",)
+    d = Driver(TABLES["baccarat"], seed=5, ledger=ledger, journal=SqliteJournal(":memory:"))
+    d.fund("ann", 100_000)
+    d.seat("ann")
+    side = next(s for s in d.game.sample_spots() if d.game.depends_on(s))
+    round_id = d.core.round_id or ""
+    cids = _bets_held(d, "ann", [("b1", "banker", 1_000), ("b2", side, 500), ("b3", "banker", 700)])
+    assert len(d.held) == 2  # b1 and b2; b3 waits for the side wager
+    _answer_all(d)
+    codes = [d.replies[c].refusal.code if d.replies[c].refusal else None for c in cids]
+    assert codes == [
+        "limit_reached",
+        "main_wager_required",
+        "limit_reached" if third == "refused" else None,
+    ]
+    assert d.core.available  # nothing closed the table
+    assert d.ledger.balance("player:ann") == 100_000 - (0 if third == "refused" else 700)
+    kinds = [r.kind for r in d.journal.records(round_id)]
+    assert kinds.count("bet_refused") == (3 if third == "refused" else 2)
+    _finish_round(d, round_id)
+    d.close()
+    ledger.close()
+    d.journal.close()
+
+
+def test_a_side_wager_is_not_accepted_on_a_main_wager_the_table_closed_over() -> None:
+    """The main wager debited but its record not written: the table closes. The side wager
+    written beside it is answered ``table_unavailable`` with the rest, never accepted."""
+    d = Driver(TABLES["baccarat"], seed=5)
+    d.fund("ann", 100_000)
+    d.seat("ann")
+    side = next(s for s in d.game.sample_spots() if d.game.depends_on(s))
+    emitted = len(d.emits)
+    d.faults.arm("record")  # the first bet's record fails
+    cids = _bets_held(d, "ann", [("b1", "banker", 1_000), ("b2", side, 500)])
+    assert len(d.held) == 2
+    first, second = sorted(d.held)
+    d.complete(second)
+    d.complete(first)
+    codes = [d.replies[c].refusal.code for c in cids if d.replies[c].refusal]
+    assert codes == ["storage_failed", "table_unavailable"]
+    assert not [e for e in d.emits[emitted:] if e.name == "bet_accepted"]
+    assert d.core.finished and not d.core.available
+    d.close()
 
 
 @pytest.mark.parametrize("table_id", sorted(TABLES))

@@ -182,3 +182,44 @@ def test_a_decision_sent_in_time_is_taken_though_another_s_debit_held_the_table(
 
 def _decide_as(d: Driver, player: str, spot: str, decision: str) -> Any:
     return d.play(cmd.Decide, player, round_id=d.core.round_id, spot=spot, decision=decision)
+
+
+def test_a_decision_sent_in_time_and_refused_times_out_at_once() -> None:
+    """Bob's decision, sent in time while Ann's debit held the table, is refused when its
+    turn comes after his deadline: he is timed out then, not a whole window later."""
+    ledger = SlowLedger(":memory:")
+    d = Driver(TABLES["casino-war"], seed=3, ledger=ledger, journal=SqliteJournal(":memory:"))
+    d.fund("ann", 10_000)
+    d.fund("bob", 600)  # his Initial Wager only: his War Wager cannot be covered
+    for player in ("ann", "bob"):
+        d.seat(player)
+    d.game.shoe = ScriptedShoe(parse_cards("9H 9S 9D  2C 3C 4C  KH QH 5D"))
+    spots = {p: f"initial:{d.core.seats.seat_of[p]}" for p in ("ann", "bob")}
+    round_id = d.core.round_id
+    for player, amount in (("ann", 1_000), ("bob", 600)):
+        reply = d.play(
+            cmd.Place, player, round_id=round_id, bet_id="a", spot=spots[player], amount=amount
+        )
+        assert reply is not None and reply.refusal is None, reply
+    d.run_until(d.now + d.settings.betting_seconds)
+
+    def bob_decides_then_time_passes() -> None:
+        d.now += 1
+        bob = cmd.Decide("bob", round_id or "", spots["bob"], "war", cid=991)
+        assert d.core.handle(bob, d.now) == []
+        d.now += d.settings.decision_seconds
+
+    ledger.during = bob_decides_then_time_passes
+    reply = _decide_as(d, "ann", spots["ann"], "war")
+    assert reply is not None and reply.refusal is None, reply
+    assert d.replies[991].refusal is not None
+    assert d.replies[991].refusal.code == "insufficient_funds"
+    # Timed out now: no time has passed since his refusal.
+    records = [r.kind for r in d.journal.records(round_id or "")]
+    assert "timeout" in records
+    d.run_until(d.now + 30)
+    assert ledger.balance("player:bob") == 300  # surrendered: half his Initial Wager back
+    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
+    d.close()
+    ledger.close()
+    d.journal.close()
