@@ -16,37 +16,23 @@ agrees with the record of every call (``croupier wallet reconcile``)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import re
 import time
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-import jwt
 import pytest
 from redis import Redis
-from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from server.cli.main import main
-from server.protocol.codec import decode_server, encode
-from server.protocol.messages import (
-    PROTOCOL_VERSION,
-    Decide,
-    Hello,
-    Join,
-    Joined,
-    PlaceBet,
-    TableEvent,
-)
 from server.wallet.pg_ledger import PgLedger
 from tests.cluster import state
 from tests.cluster.nodes import nginx_for, start_node
 from tests.cluster.state import lease_of, rounds_opened
 from tests.operator_wallet import OperatorWallet
 from tests.redis_server import RedisServer
+from tests.seamless_play import books_agree, play, seamless_sections
 
 LEASE = 2.0
 PATIENCE = 15 * LEASE
@@ -61,20 +47,10 @@ SPOTS = {"rt": ["red", "black", "straight:7"], "du": ["bet:{seat}"]}
 
 def config(tmp_path: Path, wallet: OperatorWallet) -> Path:
     path = tmp_path / "cluster.toml"
-    path.write_text(f"""
-[cluster]
-lease_seconds = {LEASE}
-
-[auth]
-mode = "jwt"
-jwt_secret = "{JWT_SECRET}"
-
-[wallet]
-mode = "seamless"
-url = "{wallet.url}"
-secret_file = "{wallet.secret_file}"
-timeout_ms = 1000
-
+    path.write_text(
+        f"[cluster]\nlease_seconds = {LEASE}\n"
+        + seamless_sections(wallet, JWT_SECRET)
+        + """
 [[tables]]
 id = "rt"
 name = "Roulette"
@@ -89,60 +65,9 @@ game = "down_under_blackjack"
 betting_seconds = 0.8
 pause_seconds = 0.2
 decision_seconds = 1
-""")
+"""
+    )
     return path
-
-
-def token(player: str) -> str:
-    return jwt.encode({"sub": player, "exp": int(time.time()) + 3600}, JWT_SECRET, "HS256")
-
-
-async def _player(url: str, player: str, rng: random.Random, stop: asyncio.Event) -> int:
-    """Bet on every round of both tables, taking Down Under's decisions (a Double Down or a
-    split half the time), connecting again whenever the connection drops, until ``stop``:
-    how many bets it sent."""
-    sent = 0
-    while not stop.is_set():
-        seats: dict[str, int | None] = {}
-        with contextlib.suppress(ConnectionClosed, OSError, InvalidHandshake, asyncio.TimeoutError):
-            async with connect(url, open_timeout=2) as ws:
-                await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token(player))))
-                for table in SPOTS:
-                    await ws.send(encode(Join(table=table)))
-                while not stop.is_set():
-                    async with asyncio.timeout(1):
-                        message = decode_server(await ws.recv(decode=False))
-                    if isinstance(message, Joined):
-                        seats[message.table] = message.snapshot.seat
-                    if not isinstance(message, TableEvent):
-                        continue
-                    data = message.data
-                    if message.event == "betting_opened":
-                        for n in range(rng.randint(1, 2)):
-                            spot = rng.choice(SPOTS[message.table])
-                            await ws.send(
-                                encode(
-                                    PlaceBet(
-                                        table=message.table, round=message.round,
-                                        bet_id=f"b{n}",
-                                        spot=spot.format(seat=seats.get(message.table)),
-                                        amount=100 * rng.randint(1, 20),
-                                    )
-                                )
-                            )  # fmt: skip
-                            sent += 1
-                    elif message.event == "decision_requested" and data["player_id"] == player:
-                        options = list(data["options"])
-                        staked = [o for o in options if o in ("double", "split")]
-                        choice = rng.choice(staked if staked and rng.random() < 0.5 else options)
-                        await ws.send(
-                            encode(
-                                Decide(table=message.table, round=message.round,
-                                       spot=data["spot"], decision=choice)
-                            )
-                        )  # fmt: skip
-        await asyncio.sleep(0.2)
-    return sent
 
 
 @pytest.fixture
@@ -194,7 +119,7 @@ def test_a_cluster_owner_killed_mid_round_leaves_the_operator_s_books_and_ours_a
         by_id[victim].start()
         await asyncio.to_thread(by_id[victim].wait_ready, STARTUP)
 
-    async def play() -> None:
+    async def run() -> None:
         nonlocal bets
         for node in nodes:
             await asyncio.to_thread(node.wait_ready, STARTUP)
@@ -205,7 +130,7 @@ def test_a_cluster_owner_killed_mid_round_leaves_the_operator_s_books_and_ours_a
                            latency_ms=10, seed=7)  # fmt: skip
             stop = asyncio.Event()
             tasks = [
-                asyncio.create_task(_player(nginx.url, p, random.Random(n), stop))
+                asyncio.create_task(play(nginx.url, p, JWT_SECRET, SPOTS, random.Random(n), stop))
                 for n, p in enumerate(PLAYERS)
             ]
             try:
@@ -217,7 +142,7 @@ def test_a_cluster_owner_killed_mid_round_leaves_the_operator_s_books_and_ours_a
                 bets = sum(await asyncio.gather(*tasks))
             operator.knobs(fail_rate={}, timeout_rate={}, latency_ms=0)
 
-    asyncio.run(play())
+    asyncio.run(run())
 
     def drained() -> bool:
         assert main(["wallet", "pending", "--database", postgres_url]) == 0
@@ -233,22 +158,7 @@ def test_a_cluster_owner_killed_mid_round_leaves_the_operator_s_books_and_ours_a
     assert drained(), "nothing is left to send once the nodes have stopped"
 
     snapshot = operator.state()
-    assert snapshot["anomalies"] == [] and snapshot["open_debits"] == []
-    moves: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    ledger = PgLedger(postgres_url)
-    try:
-        assert ledger.reconcile() == {} and ledger.total() == 0
-        assert ledger.balance("wagers:open") == 0
-        for player in PLAYERS:
-            for _, t in ledger.history(f"player:{player}"):
-                moves[player][t.kind] += t.amount
-            assert ledger.balance(f"player:{player}") == 0  # a transit account, at rest
-    finally:
-        ledger.close()
-    for player in PLAYERS:
-        m = moves[player]
-        expected = START - m["wallet-debit"] + m["wallet-rollback"] + m["wallet-credit"]
-        assert snapshot["players"][player]["balance"] == expected, (player, dict(m))
+    books_agree(PgLedger(postgres_url), snapshot, PLAYERS, START)
     statement = tmp_path / "statement.jsonl"
     statement.write_bytes(operator.get("/_reference/statement").raw)
     args = ["wallet", "reconcile", "--database", postgres_url, "--operator-statement"]

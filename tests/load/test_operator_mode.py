@@ -25,6 +25,7 @@ from server.protocol.messages import PROTOCOL_VERSION, Hello, Join, PlaceBet, Ta
 from tests.load.test_scenarios import short_rounds
 from tests.net.processes import serve, stop, wait_ready
 from tests.operator_wallet import OperatorWallet as ReferenceWallet
+from tests.seamless_play import seamless_sections
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCUST = Path(sys.executable).with_name("locust")
@@ -35,18 +36,7 @@ OPENING = 1_000_000
 def seamless(wallet: ReferenceWallet) -> str:
     """The demo lobby with short rounds, JWT players and the operator's wallet."""
     tables = demo_config_text().partition("[[tables]]")
-    return f"""
-[auth]
-mode = "jwt"
-jwt_secret = "{JWT_SECRET}"
-
-[wallet]
-mode = "seamless"
-url = "{wallet.url}"
-secret_file = "{wallet.secret_file}"
-currency = "USD"
-
-{short_rounds(tables[1] + tables[2])}"""
+    return seamless_sections(wallet, JWT_SECRET) + short_rounds(tables[1] + tables[2])
 
 
 @contextlib.contextmanager

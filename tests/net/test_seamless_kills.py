@@ -13,32 +13,17 @@ left to send (``croupier wallet pending``)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
-import time
-from collections import defaultdict
 from pathlib import Path
 
-import jwt
 import pytest
-from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from server.cli.main import main
-from server.protocol.codec import decode_server, encode
-from server.protocol.messages import (
-    PROTOCOL_VERSION,
-    Decide,
-    Hello,
-    Join,
-    Joined,
-    PlaceBet,
-    TableEvent,
-)
 from server.wallet.sqlite_ledger import SqliteLedger
 from tests.net.processes import aport_of, port_file_in, serve_command
 from tests.net.test_crash_recovery import _wait_healthy
 from tests.operator_wallet import OperatorWallet
+from tests.seamless_play import books_agree, play, seamless_sections
 
 CHAINS = 2
 KILLS = 10  # per chain: 20 in all
@@ -49,17 +34,9 @@ SPOTS = {"rt": ["red", "black", "straight:7"], "b6": ["one", "two", "joker"], "d
 
 
 def tables(wallet: OperatorWallet) -> str:
-    return f"""
-[auth]
-mode = "jwt"
-jwt_secret = "{JWT_SECRET}"
-
-[wallet]
-mode = "seamless"
-url = "{wallet.url}"
-secret_file = "{wallet.secret_file}"
-timeout_ms = 400
-
+    return (
+        seamless_sections(wallet, JWT_SECRET, timeout_ms=400)
+        + """
 [[tables]]
 id = "rt"
 name = "Roulette"
@@ -82,71 +59,7 @@ betting_seconds = 0.3
 pause_seconds = 0.05
 decision_seconds = 1
 """
-
-
-def token(player: str) -> str:
-    return jwt.encode({"sub": player, "exp": int(time.time()) + 3600}, JWT_SECRET, "HS256")
-
-
-async def _player(url: str, player: str, rng: random.Random) -> int:
-    """Bet on every round of every table until the connection dies, and take the decisions
-    Down Under Blackjack asks (a Double Down or a split half the time: a decision's stake,
-    debited at the operator before the decision is journaled): how many bets sent."""
-    sent = 0
-    seats: dict[str, int | None] = {}
-    with contextlib.suppress(ConnectionClosed, OSError, InvalidHandshake, asyncio.TimeoutError):
-        async with connect(url, open_timeout=2) as ws:
-            await ws.send(encode(Hello(version=PROTOCOL_VERSION, token=token(player))))
-            for table in SPOTS:
-                await ws.send(encode(Join(table=table)))
-            while True:
-                message = decode_server(await ws.recv(decode=False))
-                if isinstance(message, Joined):
-                    seats[message.table] = message.snapshot.seat
-                if not isinstance(message, TableEvent):
-                    continue
-                if message.event == "betting_opened":
-                    for n in range(rng.randint(1, 3)):
-                        spot = rng.choice(SPOTS[message.table])
-                        await ws.send(
-                            encode(
-                                PlaceBet(
-                                    table=message.table, round=message.round, bet_id=f"b{n}",
-                                    spot=spot.format(seat=seats.get(message.table)),
-                                    amount=100 * rng.randint(1, 20),
-                                )
-                            )
-                        )  # fmt: skip
-                        sent += 1
-                data = message.data
-                if message.event == "decision_requested" and data["player_id"] == player:
-                    options = list(data["options"])
-                    staked = [o for o in options if o in ("double", "split", "insurance")]
-                    choice = rng.choice(staked if staked and rng.random() < 0.5 else options)
-                    await ws.send(
-                        encode(
-                            Decide(table=message.table, round=message.round,
-                                   spot=data["spot"], decision=choice)
-                        )
-                    )  # fmt: skip
-    return sent
-
-
-def _local_moves(data: Path) -> dict[str, dict[str, int]]:
-    """Per player, what Croupier's ledger moved by kind: the stakes the operator took
-    (``wallet-debit``), returned (``wallet-rollback``) and the credits (``wallet-credit``)."""
-    ledger = SqliteLedger(data / "ledger.sqlite")
-    moves: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    try:
-        assert ledger.reconcile() == {} and ledger.total() == 0
-        assert ledger.balance("wagers:open") == 0
-        for player in PLAYERS:
-            for _, t in ledger.history(f"player:{player}"):
-                moves[player][t.kind] += t.amount
-            assert ledger.balance(f"player:{player}") == 0  # a transit account, at rest
-    finally:
-        ledger.close()
-    return moves
+    )
 
 
 def decided_stakes(data: Path) -> int:
@@ -195,7 +108,7 @@ def test_twenty_kills_leave_the_operator_s_books_and_ours_agreeing(
                 await proc.wait()
                 return
             url = f"ws://127.0.0.1:{port}/ws"
-            players = [asyncio.create_task(_player(url, p, rng)) for p in PLAYERS]
+            players = [asyncio.create_task(play(url, p, JWT_SECRET, SPOTS, rng)) for p in PLAYERS]
             await asyncio.sleep(rng.uniform(0.3, 1.5))
             proc.kill()
             await proc.wait()
@@ -225,12 +138,7 @@ def test_twenty_kills_leave_the_operator_s_books_and_ours_agreeing(
         assert main(["wallet", "pending", "--data-dir", str(data)]) == 0
         assert "nothing pending" in capsys.readouterr().out
         state = wallet.state()
-        assert state["anomalies"] == [] and state["open_debits"] == []
-        moves = _local_moves(data)
-        for player in PLAYERS:
-            m = moves[player]
-            expected = START - m["wallet-debit"] + m["wallet-rollback"] + m["wallet-credit"]
-            assert state["players"][player]["balance"] == expected, (player, dict(m))
+        moves = books_agree(SqliteLedger(data / "ledger.sqlite"), state, PLAYERS, START)
         # The operator's own statement agrees with Croupier's record, call by call.
         statement = tmp_path / "statement.jsonl"
         statement.write_bytes(wallet.get("/_reference/statement").raw)

@@ -138,35 +138,49 @@ class SlowLedger(SqliteLedger):
         return await super().apost(key, transfers)
 
 
+def _both_tied(bob_funds: int) -> tuple[Driver, SlowLedger, dict[str, str]]:
+    """A Casino War round where Ann's and Bob's boxes both tie the dealer's 9, both asked
+    to decide (at War three burns, Ann's K, Bob's Q, the dealer's 5); Bob funded with
+    ``bob_funds``. The driver, its ledger and each player's spot."""
+    ledger = SlowLedger(":memory:")
+    d = Driver(TABLES["casino-war"], seed=3, ledger=ledger, journal=SqliteJournal(":memory:"))
+    for player, funds in (("ann", 10_000), ("bob", bob_funds)):
+        d.fund(player, funds)
+        d.seat(player)
+    d.game.shoe = ScriptedShoe(parse_cards("9H 9S 9D  2C 3C 4C  KH QH 5D"))
+    spots = {p: f"initial:{d.core.seats.seat_of[p]}" for p in ("ann", "bob")}
+    for player, amount in (("ann", 1_000), ("bob", 600)):
+        reply = d.play(
+            cmd.Place, player, round_id=d.core.round_id, bet_id="a", spot=spots[player],
+            amount=amount,
+        )  # fmt: skip
+        assert reply is not None and reply.refusal is None, reply
+    d.run_until(d.now + d.settings.betting_seconds)
+    assert set(d.core.decisions) == {("ann", spots["ann"]), ("bob", spots["bob"])}
+    return d, ledger, spots
+
+
+def _bob_decides_while_ann_is_debited(d: Driver, ledger: SlowLedger, spot: str, cid: int) -> None:
+    """While Ann's War Wager is debited, Bob sends his decision (a second after hers, long
+    before his deadline) and the debit takes past his deadline to answer."""
+
+    def meanwhile() -> None:
+        d.now += 1
+        bob = cmd.Decide("bob", d.core.round_id or "", spot, "war", cid=cid)
+        assert d.core.handle(bob, d.now) == []  # queued: Ann's decision runs alone
+        d.now += d.settings.decision_seconds
+
+    ledger.during = meanwhile
+
+
 def test_a_decision_sent_in_time_is_taken_though_another_s_debit_held_the_table() -> None:
     """Ann's War Wager is debited slowly — past Bob's deadline — while Bob's own decision,
     sent a second after hers and well before his deadline, waits its turn (a decision runs
     alone): Bob goes to War too, not timed out into a surrender."""
-    ledger = SlowLedger(":memory:")
-    d = Driver(TABLES["casino-war"], seed=3, ledger=ledger, journal=SqliteJournal(":memory:"))
-    for player in ("ann", "bob"):
-        d.fund(player, 10_000)
-        d.seat(player)
-    # Both boxes tie the dealer's 9; at War three burns, Ann's K, Bob's Q, the dealer's 5.
-    d.game.shoe = ScriptedShoe(parse_cards("9H 9S 9D  2C 3C 4C  KH QH 5D"))
-    spots = {p: f"initial:{d.core.seats.seat_of[p]}" for p in ("ann", "bob")}
+    d, ledger, spots = _both_tied(10_000)
     round_id = d.core.round_id
-    for player, amount in (("ann", 1_000), ("bob", 600)):
-        reply = d.play(
-            cmd.Place, player, round_id=round_id, bet_id="a", spot=spots[player], amount=amount
-        )
-        assert reply is not None and reply.refusal is None, reply
-    d.run_until(d.now + d.settings.betting_seconds)
-    assert set(d.core.decisions) == {("ann", spots["ann"]), ("bob", spots["bob"])}
     bob_cid = 990
-
-    def bob_decides_then_time_passes() -> None:
-        d.now += 1
-        bob = cmd.Decide("bob", round_id or "", spots["bob"], "war", cid=bob_cid)
-        assert d.core.handle(bob, d.now) == []  # queued: Ann's decision runs alone
-        d.now += d.settings.decision_seconds  # the debit answers after Bob's deadline
-
-    ledger.during = bob_decides_then_time_passes
+    _bob_decides_while_ann_is_debited(d, ledger, spots["bob"], bob_cid)
     reply = _decide_as(d, "ann", spots["ann"], "war")
     assert reply is not None and reply.refusal is None, reply
     assert d.replies[bob_cid].refusal is None, d.replies[bob_cid]
@@ -187,29 +201,9 @@ def _decide_as(d: Driver, player: str, spot: str, decision: str) -> Any:
 def test_a_decision_sent_in_time_and_refused_times_out_at_once() -> None:
     """Bob's decision, sent in time while Ann's debit held the table, is refused when its
     turn comes after his deadline: he is timed out then, not a whole window later."""
-    ledger = SlowLedger(":memory:")
-    d = Driver(TABLES["casino-war"], seed=3, ledger=ledger, journal=SqliteJournal(":memory:"))
-    d.fund("ann", 10_000)
-    d.fund("bob", 600)  # his Initial Wager only: his War Wager cannot be covered
-    for player in ("ann", "bob"):
-        d.seat(player)
-    d.game.shoe = ScriptedShoe(parse_cards("9H 9S 9D  2C 3C 4C  KH QH 5D"))
-    spots = {p: f"initial:{d.core.seats.seat_of[p]}" for p in ("ann", "bob")}
+    d, ledger, spots = _both_tied(600)  # his Initial Wager only: his War Wager is refused
     round_id = d.core.round_id
-    for player, amount in (("ann", 1_000), ("bob", 600)):
-        reply = d.play(
-            cmd.Place, player, round_id=round_id, bet_id="a", spot=spots[player], amount=amount
-        )
-        assert reply is not None and reply.refusal is None, reply
-    d.run_until(d.now + d.settings.betting_seconds)
-
-    def bob_decides_then_time_passes() -> None:
-        d.now += 1
-        bob = cmd.Decide("bob", round_id or "", spots["bob"], "war", cid=991)
-        assert d.core.handle(bob, d.now) == []
-        d.now += d.settings.decision_seconds
-
-    ledger.during = bob_decides_then_time_passes
+    _bob_decides_while_ann_is_debited(d, ledger, spots["bob"], 991)
     reply = _decide_as(d, "ann", spots["ann"], "war")
     assert reply is not None and reply.refusal is None, reply
     assert d.replies[991].refusal is not None
