@@ -104,6 +104,10 @@ class Players:
                 token, self._demo_secret, algorithms=["HS256"], audience=_DEMO_AUDIENCE
             )
             play_money = True
+            if hasattr(self.ledger, "refresh"):
+                # An operator's wallet holds the players' money: a play-money token (a
+                # demo player of an earlier run on this data directory) is not its.
+                raise AuthError("bad_token", "this server admits the operator's players only")
         except jwt.InvalidTokenError:
             if auth.mode != "jwt":
                 raise AuthError("bad_token", "this token was not issued by this server") from None
@@ -134,7 +138,10 @@ class Players:
             # (docs/wallet.md): the token says which, over the configuration's.
             if not isinstance(currency, str) or not _CURRENCY.match(currency):
                 raise AuthError("bad_token", "the token's currency is not an ISO 4217 code")
-            self.ledger.set_currency(player_id, currency)
+            try:
+                self.ledger.set_currency(player_id, currency)
+            except ValueError as exc:  # a cluster plays in the configuration's currency
+                raise AuthError("bad_token", str(exc)) from None
         return Player(player_id, name, play_money, token)
 
     def balance(self, player_id: str) -> int:

@@ -502,3 +502,36 @@ def test_the_operator_routes_are_not_found_without_the_api(tmp_path: Path) -> No
             return await asyncio.to_thread(get)
 
     assert asyncio.run(scenario()) == 404
+
+
+def test_only_the_operator_s_players_and_currencies_are_admitted(
+    tmp_path: Path, wallet: OperatorWallet
+) -> None:
+    """A play-money token this server signed (a demo player of an earlier run on the same
+    data directory) is not the operator's player; and where the server cannot keep a
+    player's own currency (a cluster: the node running the table never hears the token),
+    a token in another currency than the configuration's is refused, not debited in the
+    wrong one."""
+    from server.tables import players as players_module
+
+    async def scenario() -> None:
+        async with (
+            live_service(tmp_path, config(wallet)) as service,
+            connect(f"ws://127.0.0.1:{service.port}/ws") as ws,
+        ):
+            client = Client(ws)
+            demo = jwt.encode(
+                {"sub": "demo-1", "name": "d", "aud": players_module._DEMO_AUDIENCE},
+                service.players._demo_secret,
+                "HS256",
+            )
+            await client.send(Hello(version=PROTOCOL_VERSION, token=demo))
+            refused = await client.expect(ErrorMessage)
+            assert refused.code == "bad_token" and "operator's players" in refused.message
+            service.ledger.per_player_currency = False  # as on a cluster's node
+            refused = await hello(client, "p-eu", currency="EUR")
+            assert isinstance(refused, ErrorMessage) and refused.code == "bad_token"
+            assert "plays in USD only" in refused.message
+            assert isinstance(await hello(client, "p-1", currency="USD"), Welcome)
+
+    asyncio.run(scenario())

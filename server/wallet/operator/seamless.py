@@ -144,6 +144,7 @@ class SeamlessLedger:
         if first_pause is not None:
             self.outbox.first_pause = first_pause
         self._currencies: dict[str, str] = {}
+        self.per_player_currency = True  # off in a cluster (``set_currency``)
         self._balances: dict[str, int] = {}  # player id → the operator's last answer
         # Per player, what the credits and rollbacks in the outbox will add to that answer
         # once they are answered ok.
@@ -160,7 +161,13 @@ class SeamlessLedger:
     # --- players ----------------------------------------------------------------------------
 
     def set_currency(self, player_id: str, currency: str) -> None:
-        """``player_id`` plays in ``currency`` (the operator's token says so)."""
+        """``player_id`` plays in ``currency`` (the operator's token says so). ``ValueError``
+        for another currency than the configuration's when ``per_player_currency`` is off:
+        a cluster's other nodes, which may run the player's table, never hear of it."""
+        if currency != self.currency and not self.per_player_currency:
+            raise ValueError(
+                f"this cluster plays in {self.currency} only (the token says {currency})"
+            )
         self._currencies[player_id] = currency
 
     def currency_of(self, player_id: str) -> str:
