@@ -1,13 +1,25 @@
 // Money, cards, spot names and results as a player reads them.
 
-/** Minor units → "$1,234.50" (whole dollars without cents unless `cents`: "$450.00", as a
- * ticket or a credit meter reads). PLAY money shows the same way. */
+// The sign money is shown with: the player's currency (`welcome.currency`), "$" for USD and
+// for play money, as every amount in minor units of a hundredth.
+const SYMBOLS: Record<string, string> = { USD: "$", PLAY: "$", EUR: "€", GBP: "£" };
+let symbol = "$";
+
+/** Show money in `currency` (ISO 4217, or PLAY) from now on: its sign where it has a
+ * common one, else its code ("CHF 12.50"). */
+export function setCurrency(currency: string): void {
+  symbol = SYMBOLS[currency] ?? `${currency} `;
+}
+
+/** Minor units → "$1,234.50" (whole units without cents unless `cents`: "$450.00", as a
+ * ticket or a credit meter reads), in the player's currency (`setCurrency`). PLAY money
+ * shows as dollars. */
 export function money(minor: number, opts: { sign?: boolean; cents?: boolean } = {}): string {
   const negative = minor < 0;
   const abs = Math.abs(minor);
   const dollars = Math.floor(abs / 100);
   const cents = abs % 100;
-  const text = `$${dollars.toLocaleString("en-US")}${cents || opts.cents ? `.${String(cents).padStart(2, "0")}` : ""}`;
+  const text = `${symbol}${dollars.toLocaleString("en-US")}${cents || opts.cents ? `.${String(cents).padStart(2, "0")}` : ""}`;
   if (negative) return `−${text}`;
   return opts.sign && minor > 0 ? `+${text}` : text;
 }

@@ -10,7 +10,7 @@ import "./style.css";
 import { adoptLaunchToken, Connection, fragmentToken } from "./connection";
 import type { Identity } from "./connection";
 import { DisplayView } from "./display";
-import { el, money } from "./format";
+import { el, money, setCurrency } from "./format";
 import { LobbyView } from "./lobby";
 import { parseRoute } from "./routes";
 import { StationView } from "./station";
@@ -112,6 +112,7 @@ function startApp(): void {
   }
   conn.onStatus(renderConnection);
   conn.onReady((w) => {
+    setCurrency(w.currency);
     setBalance(w.balance);
     playMoney.hidden = !w.play_money;
     who.textContent = w.name;

@@ -1,7 +1,7 @@
 // The pages from the URL (src/routes.ts) and the station token from the fragment (connection.ts).
 import { describe, expect, it } from "vitest";
 import { fragmentToken, parseFragment } from "../src/connection";
-import { money, resultHeadline } from "../src/format";
+import { money, resultHeadline, setCurrency } from "../src/format";
 import { parseRoute } from "../src/routes";
 
 describe("routes", () => {
@@ -46,6 +46,20 @@ describe("money and results for the big screens", () => {
     expect(money(45000)).toBe("$450");
     expect(money(45000, { cents: true })).toBe("$450.00");
     expect(money(-5, { cents: true })).toBe("−$0.05");
+  });
+
+  it("shows the player's currency (welcome.currency)", () => {
+    try {
+      setCurrency("EUR");
+      expect(money(123450)).toBe("€1,234.50");
+      expect(money(500, { sign: true })).toBe("+€5");
+      setCurrency("CHF");
+      expect(money(1250)).toBe("CHF 12.50");
+      setCurrency("PLAY");
+      expect(money(45000)).toBe("$450");
+    } finally {
+      setCurrency("USD");
+    }
   });
 
   it("words a baccarat result", () => {
