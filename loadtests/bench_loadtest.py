@@ -175,41 +175,28 @@ def max_p99_ms(deployment: str) -> float:
 JWT_SECRET = "bench-loadtest-platform-secret-0123456789"
 
 
-def seamless(text: str, wallet_url: str, secret_file: Path) -> str:
-    """A served table file's tables, with JWT players and the operator's wallet."""
+def seamless(text: str, wallet: Any) -> str:
+    """A served table file's tables, with JWT players and the operator's ``wallet`` (a
+    ``tests.operator_wallet.OperatorWallet``), its calls timed out as the default's."""
+    from tests.seamless_play import seamless_sections
+
     _, tables = _blocks(text)
-    return f"""[auth]
-mode = "jwt"
-jwt_secret = "{JWT_SECRET}"
-
-[wallet]
-mode = "seamless"
-url = "{wallet_url}"
-secret_file = "{secret_file}"
-currency = "USD"
-
-""" + "".join("[[tables]]\n" + block for block in tables)
+    return seamless_sections(wallet, JWT_SECRET, timeout_ms=3000) + "".join(
+        "[[tables]]\n" + block for block in tables
+    )
 
 
 @contextlib.contextmanager
-def _operator_wallet(work: Path, latency_ms: float) -> Iterator[tuple[str, Path]]:
-    """The reference operator wallet for a trial: its URL and its secret's file."""
-    secret = work / "wallet.secret"
-    secret.write_text(os.urandom(16).hex())
-    process = subprocess.Popen(
-        [sys.executable, "-m", "reference.wallet", "--db", str(work / "operator.sqlite"),
-         "--secret-file", str(secret), "--auto-create", str(10**9),
-         "--latency-ms", f"{latency_ms:g}"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert process.stdout is not None
+def _operator_wallet(work: Path, latency_ms: float) -> Iterator[Any]:
+    """The reference operator wallet for a trial, answering ``latency_ms`` after each call."""
+    from tests.operator_wallet import OperatorWallet
+
+    wallet = OperatorWallet(work, auto_create=10**9, options=("--latency-ms", f"{latency_ms:g}"))
+    wallet.start()
     try:
-        line = process.stdout.readline()
-        yield json.loads(line)["url"], secret
+        yield wallet
     finally:
-        process.terminate()
-        process.wait(30)
-        process.stdout.close()
+        wallet.stop()
 
 
 def _wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -233,14 +220,15 @@ def deploy(kind: str, config: Path, work: Path) -> Iterator[Deployed]:
     own behind the nginx of deploy/ (``cluster-N``)."""
     latency = wallet_latency(kind)
     if latency is not None:
-        with _operator_wallet(work, latency) as (url, secret):
-            config.write_text(seamless(config.read_text(), url, secret))
+        with _operator_wallet(work, latency) as wallet:
+            config.write_text(seamless(config.read_text(), wallet))
             jwt_secret = work / "jwt.secret"
             jwt_secret.write_text(JWT_SECRET)
             with deploy("single", config, work) as where:
                 where.check += [
                     "--croupier-jwt-secret-file", str(jwt_secret),
-                    "--croupier-wallet", url, "--croupier-wallet-secret-file", str(secret),
+                    "--croupier-wallet", wallet.url,
+                    "--croupier-wallet-secret-file", str(wallet.secret_file),
                 ]  # fmt: skip
                 yield where
         return

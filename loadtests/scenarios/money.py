@@ -7,9 +7,6 @@ calls it directly."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import os
 import subprocess
 import sys
@@ -30,10 +27,9 @@ from server.protocol.messages import (
     Recall,
     Welcome,
 )
+from server.wallet.operator import contract as c
 
 __all__ = ["Book", "OperatorWallet", "check_money", "reconcile"]
-
-SIGNATURE_HEADER = "X-Croupier-Signature"  # docs/wallet.md, "Calls"
 
 
 @dataclass
@@ -62,25 +58,26 @@ class OperatorWallet:
 
     def balance(self, player_id: str) -> int | str:
         """The player's balance, or why it could not be read."""
-        raw = json.dumps({"player_id": player_id, "currency": self.currency}).encode()
-        digest = hmac.new(self.secret, raw, hashlib.sha256).hexdigest()
+        raw = c.encode(c.balance_body(player_id, self.currency))
         request = urllib.request.Request(
             self.url.rstrip("/") + "/balance",
             data=raw,
-            headers={"Content-Type": "application/json", SIGNATURE_HEADER: f"sha256={digest}"},
+            headers={
+                "Content-Type": "application/json",
+                c.SIGNATURE_HEADER: c.sign(self.secret, raw),
+            },
         )
         try:
             with urllib.request.urlopen(request, timeout=10) as answer:
-                body, signature = answer.read(), answer.headers.get(SIGNATURE_HEADER, "")
+                status, body = answer.status, answer.read()
+                signature = answer.headers.get(c.SIGNATURE_HEADER)
         except OSError as exc:
             return f"the operator's wallet did not answer: {exc}"
-        mine = "sha256=" + hmac.new(self.secret, body, hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(signature, mine):
-            return "the operator's answer is not signed with the shared secret"
-        found = json.loads(body)
-        if found.get("status") != "ok" or not isinstance(found.get("balance"), int):
-            return f"the operator answered {found}"
-        return int(found["balance"])
+        # Read as Croupier reads it: signed with the shared secret, ok, an integer balance.
+        found = c.read_answer("balance", status, signature, body, self.secret)
+        if isinstance(found, c.Ok):
+            return found.balance
+        return f"the operator's answer is not ok: {found}"
 
 
 def check_money(

@@ -118,9 +118,6 @@ class Service:
         except BaseException:
             stores.release()
             raise
-        if redis_url is not None and settings.wallet.seamless:
-            # A token's currency is known to the node the player said hello to only.
-            stores.ledger.per_player_currency = False  # type: ignore[attr-defined]
         self.players = Players(settings, stores.ledger, stores.demo_key, self.stations)
         if settings.operator_api_token is not None:  # the round history API (disputes)
             from server.net.operator_api import OperatorApi

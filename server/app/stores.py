@@ -99,7 +99,7 @@ def open_stores(
             journal = SqliteJournal(data_dir / "journal.sqlite")
         if seamless:
             assert wallet is not None
-            ledger = _seamless(ledger, wallet, data_dir, database_url)
+            ledger = _seamless(ledger, wallet, data_dir, database_url, clustered=bool(redis_url))
         for account, negative in ((PLAY_MONEY_ISSUER, True), (HOUSE, True), (OPEN_WAGERS, False)):
             ledger.open_account(account, may_go_negative=negative)
         stations, ticket_key = open_station_store(data_dir)
@@ -114,7 +114,12 @@ def open_stores(
 
 
 def _seamless(
-    local: Ledger, wallet: WalletSettings, data_dir: Path, database_url: str | None
+    local: Ledger,
+    wallet: WalletSettings,
+    data_dir: Path,
+    database_url: str | None,
+    *,
+    clustered: bool,
 ) -> Ledger:
     """The operator's wallet in front of the local ledger ``local`` (docs/wallet.md). Its
     transaction ids' namespace, unless the file names one, is drawn once and kept with the
@@ -143,6 +148,8 @@ def _seamless(
         namespace=namespace,
         currency=wallet.currency,
         ph="%s" if database_url else "?",
+        # A token's currency is known to the node the player said hello to only.
+        per_player_currency=not clustered,
     )
 
 

@@ -79,6 +79,13 @@ async def hello(client: Client, player: str, **claims: Any) -> Any:
     return await client.expect(Welcome | ErrorMessage)
 
 
+async def round_at_rt(client: Client) -> str:
+    """Join the roulette table ``rt``: the round in play."""
+    await client.send(Join(table="rt"))
+    round_id: str = (await client.expect(Joined)).snapshot.round
+    return round_id
+
+
 def moved(service: Any, player: str, kind: str) -> int:
     """What the local record shows moved for ``player`` by transfers of ``kind``."""
     return sum(
@@ -106,8 +113,7 @@ def test_a_round_with_the_operator_s_money(
             welcome = await hello(pat, "p-1")
             assert isinstance(welcome, Welcome)
             assert (welcome.balance, welcome.currency, welcome.play_money) == (10_000, "USD", False)
-            await pat.send(Join(table="rt"))
-            r = (await pat.expect(Joined)).snapshot.round
+            r = await round_at_rt(pat)
             await pat.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
             await pat.send(PlaceBet(table="rt", round=r, bet_id="b", spot="black", amount=500))
             first, second = await pat.expect(BetAccepted), await pat.expect(BetAccepted)
@@ -145,8 +151,7 @@ def test_refusals_and_silences_reach_the_player(tmp_path: Path, wallet: Operator
             assert isinstance(refused, ErrorMessage) and refused.code == "wallet_unavailable"
             wallet.knobs(down=False)
             assert isinstance(await hello(pat, "p-2"), Welcome)
-            await pat.send(Join(table="rt"))
-            r = (await pat.expect(Joined)).snapshot.round
+            r = await round_at_rt(pat)
             wallet.knobs(refuse={"p-2": "limit_reached"})
             await pat.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
             error = await pat.expect(ErrorMessage)
@@ -183,8 +188,7 @@ def test_a_token_s_currency_is_the_player_s(tmp_path: Path, wallet: OperatorWall
                 5_000,
                 "EUR",
             )
-            await eu.send(Join(table="rt"))
-            r = (await eu.expect(Joined)).snapshot.round
+            r = await round_at_rt(eu)
             await eu.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
             assert (await eu.expect(BetAccepted)).balance == 4_000
             await advance(service, 10)
@@ -321,8 +325,7 @@ def test_wallet_pending_lists_what_the_operator_has_not_answered(
         ):
             pat = Client(ws)
             assert isinstance(await hello(pat, "p-1"), Welcome)
-            await pat.send(Join(table="rt"))
-            r = (await pat.expect(Joined)).snapshot.round
+            r = await round_at_rt(pat)
             await pat.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
             await pat.expect(BetAccepted)
             wallet.knobs(down=True)
@@ -370,8 +373,7 @@ def test_reconcile_against_the_operator_s_statement(
         ):
             pat = Client(ws)
             assert isinstance(await hello(pat, "p-1"), Welcome)
-            await pat.send(Join(table="rt"))
-            r = (await pat.expect(Joined)).snapshot.round
+            r = await round_at_rt(pat)
             for bet, amount in (("a", 1_000), ("b", 300)):
                 await pat.send(PlaceBet(table="rt", round=r, bet_id=bet, spot="red", amount=amount))
                 await pat.expect(BetAccepted)
@@ -435,8 +437,7 @@ def test_the_round_history_api(
         ):
             pat = Client(ws)
             assert isinstance(await hello(pat, "p-1"), Welcome)
-            await pat.send(Join(table="rt"))
-            r = (await pat.expect(Joined)).snapshot.round
+            r = await round_at_rt(pat)
             await pat.send(PlaceBet(table="rt", round=r, bet_id="a", spot="red", amount=1_000))
             await pat.expect(BetAccepted)
             await advance(service, 10)

@@ -52,6 +52,18 @@ def _tied(refuse: tuple[str, ...]) -> tuple[Driver, Any, str]:
     return d, ledger, spot
 
 
+def _round_ends(d: Driver, ledger: SqliteLedger, **balances: int) -> None:
+    """Play the round to its end: each player of ``balances`` holds that much, nothing is
+    left in open wagers and the ledger reconciles; then close the driver and its stores."""
+    d.run_until(d.now + 30)
+    for player, balance in balances.items():
+        assert ledger.balance(f"player:{player}") == balance
+    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
+    d.close()
+    ledger.close()
+    d.journal.close()
+
+
 def _decide(d: Driver, spot: str, decision: str) -> Any:
     return d.play(cmd.Decide, "ann", round_id=d.core.round_id, spot=spot, decision=decision)
 
@@ -73,13 +85,8 @@ def test_a_refused_war_wager_leaves_the_decision_open() -> None:
     reply = _decide(d, spot, "war")  # tried again, now taken
     assert reply is not None and reply.refusal is None, reply
     assert _journaled_decisions(d) == ["war"]
-    d.run_until(d.now + 30)
     # Initial 1,000 forfeited, War Wager 1,000 won 2 to 1 (docs/interpretations.md, 12).
-    assert ledger.balance("player:ann") == 10_000 - 1_000 + 2_000
-    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
-    d.close()
-    ledger.close()
-    d.journal.close()
+    _round_ends(d, ledger, ann=10_000 - 1_000 + 2_000)
 
 
 def test_a_refused_tie_wager_leaves_nothing_debited_and_war_alone_still_open() -> None:
@@ -92,12 +99,7 @@ def test_a_refused_tie_wager_leaves_nothing_debited_and_war_alone_still_open() -
     assert not [k for k, _ in ledger.history("player:ann") if "~" in k]  # nothing debited
     reply = _decide(d, spot, "war")
     assert reply is not None and reply.refusal is None, reply
-    d.run_until(d.now + 30)
-    assert ledger.balance("player:ann") == 10_000 - 1_000 + 2_000
-    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
-    d.close()
-    ledger.close()
-    d.journal.close()
+    _round_ends(d, ledger, ann=10_000 - 1_000 + 2_000)
 
 
 def test_a_tie_wager_taken_beside_a_refused_war_wager_is_returned() -> None:
@@ -117,12 +119,7 @@ def test_a_tie_wager_taken_beside_a_refused_war_wager_is_returned() -> None:
     assert _journaled_decisions(d) == []
     reply = _decide(d, spot, "surrender")
     assert reply is not None and reply.refusal is None, reply
-    d.run_until(d.now + 30)
-    assert ledger.balance("player:ann") == 10_000 - 500  # half the Initial Wager back
-    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
-    d.close()
-    ledger.close()
-    d.journal.close()
+    _round_ends(d, ledger, ann=10_000 - 500)  # half the Initial Wager back
 
 
 class SlowLedger(SqliteLedger):
@@ -187,11 +184,7 @@ def test_a_decision_sent_in_time_is_taken_though_another_s_debit_held_the_table(
     records = [r.kind for r in d.journal.records(round_id or "")]
     assert "timeout" not in records
     assert _journaled_decisions(d) == ["war", "war"]
-    d.run_until(d.now + 30)
-    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
-    d.close()
-    ledger.close()
-    d.journal.close()
+    _round_ends(d, ledger)
 
 
 def _decide_as(d: Driver, player: str, spot: str, decision: str) -> Any:
@@ -211,9 +204,4 @@ def test_a_decision_sent_in_time_and_refused_times_out_at_once() -> None:
     # Timed out now: no time has passed since his refusal.
     records = [r.kind for r in d.journal.records(round_id or "")]
     assert "timeout" in records
-    d.run_until(d.now + 30)
-    assert ledger.balance("player:bob") == 300  # surrendered: half his Initial Wager back
-    assert ledger.balance(OPEN_WAGERS) == 0 and ledger.reconcile() == {}
-    d.close()
-    ledger.close()
-    d.journal.close()
+    _round_ends(d, ledger, bob=300)  # surrendered: half his Initial Wager back

@@ -123,7 +123,8 @@ class SeamlessLedger:
     ``local``: the local ledger store, whose database also holds this module's tables;
     ``ph``: its SQL's parameter mark; ``namespace``: what tells this installation's
     transaction ids from any other's at the same operator; ``currency``: the players'
-    currency unless ``set_currency`` says otherwise for one."""
+    currency unless ``set_currency`` says otherwise for one (``per_player_currency``:
+    whether it may)."""
 
     def __init__(
         self,
@@ -134,6 +135,7 @@ class SeamlessLedger:
         currency: str,
         ph: str,
         first_pause: float | None = None,
+        per_player_currency: bool = True,
     ) -> None:
         if not namespace:
             raise ValueError("an installation's transaction ids need a namespace")
@@ -144,7 +146,7 @@ class SeamlessLedger:
         if first_pause is not None:
             self.outbox.first_pause = first_pause
         self._currencies: dict[str, str] = {}
-        self.per_player_currency = True  # off in a cluster (``set_currency``)
+        self.per_player_currency = per_player_currency  # off in a cluster (``set_currency``)
         self._balances: dict[str, int] = {}  # player id → the operator's last answer
         # Per player, what the credits and rollbacks in the outbox will add to that answer
         # once they are answered ok.
