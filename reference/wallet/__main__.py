@@ -12,10 +12,10 @@ answers every transaction id it answered before with the same answer.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -71,23 +71,27 @@ def main(argv: list[str] | None = None) -> int:
         for player in players:  # opened once, with the --auto-create balance (or $1,000)
             if player not in known:
                 books.open_player(player, platform.currency, args.auto_create or 100_000)
-    server = WalletServer((args.host, args.port), books, secret, knobs, platform)
-    port = server.server_address[1]
-    ready: dict[str, Any] = {"port": port, "url": f"http://{args.host}:{port}"}
-    print(json.dumps(ready), flush=True)
-
-    def stop(*_: object) -> None:
-        # shutdown waits for serve_forever to return: not from its own thread
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    server = WalletServer(books, secret, knobs, platform)
     try:
-        server.serve_forever(poll_interval=0.2)
+        asyncio.run(_serve(server, args.host, args.port))
     finally:
-        server.server_close()
         books.close()
     return 0
+
+
+async def _serve(server: WalletServer, host: str, port: int) -> None:
+    """Answer until SIGTERM or SIGINT."""
+    port = await server.start(host, port)
+    ready: dict[str, Any] = {"port": port, "url": f"http://{host}:{port}"}
+    print(json.dumps(ready), flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await server.close()
 
 
 if __name__ == "__main__":
