@@ -45,10 +45,12 @@ free — which tells a capacity set by this machine's disk from one set by its C
 
 **The operator's wallet.** ``wallet-L`` is ``single`` with the players' money at an
 operator's wallet answering L ms after each call (``--deployments single,wallet-20``): the
-reference operator wallet (docs/wallet.md) started for the trial, left to the scheduler as
-the operator's own machines would be; the server in ``[wallet] mode = "seamless"`` with JWT
-players; Locust in operator mode (``--croupier-jwt-secret-file``), its money check reading
-every player's balance in the operator's books too. A bet's acknowledgement then includes
+reference operator wallet (docs/wallet.md) started for the trial, pinned beside Locust on
+CPU 1: the operator's machines, like the players', are not the server's, and its CPU is
+neither the server side's nor Locust's (each trial prints it); the server in ``[wallet]
+mode = "seamless"`` with JWT players; Locust in operator mode
+(``--croupier-jwt-secret-file``), its money check reading every player's balance in the
+operator's books too. A bet's acknowledgement then includes
 the operator's answer to its debit, so such a trial holds with a bet-ack p99 within 50 ms
 *plus L*: the server's own share of it stays within the same 50 ms. Such a run writes its
 own section (``loadtest-wallet``).
@@ -158,6 +160,8 @@ class Deployed:
     node_pids: list[int]
     metrics: list[str]  # each node's /metrics
     check: list[str]  # the money check's ledger argument (and, with a wallet, Locust's own)
+    # The operator's wallet of a ``wallet-L`` deployment: outside the server, as Locust is.
+    outside_pids: list[int] = field(default_factory=list)
 
 
 def wallet_latency(deployment: str) -> float | None:
@@ -230,6 +234,11 @@ def deploy(kind: str, config: Path, work: Path) -> Iterator[Deployed]:
                     "--croupier-wallet", wallet.url,
                     "--croupier-wallet-secret-file", str(wallet.secret_file),
                 ]  # fmt: skip
+                # The operator's machines are not the server's: its wallet runs beside the
+                # players' (Locust's CPU), and its CPU is not counted the server side's.
+                assert wallet.process is not None
+                place(wallet.process.pid, CLIENT_CPU)
+                where.outside_pids.append(wallet.process.pid)
                 yield where
         return
     if kind == "single":
@@ -406,7 +415,8 @@ class Trial:
     players_checked: int = 0
     locust_cores: float = math.nan  # Locust's CPU share over the steady part
     node_cores: float = math.nan  # the croupier nodes'
-    server_cores: float = math.nan  # the machine's less Locust's
+    server_cores: float = math.nan  # the machine's less Locust's (and the wallet's)
+    wallet_cores: float = 0.0  # the operator's wallet's (``wallet-L``)
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # Locust's error report, most first
     extra: dict[str, Any] = field(default_factory=dict)
@@ -475,6 +485,14 @@ def _history(path: Path) -> list[dict[str, str]]:
     return []
 
 
+def _ms(cell: str) -> float:
+    """A percentile of Locust's statistics, NaN where it has none (``N/A``)."""
+    try:
+        return float(cell)
+    except ValueError:
+        return math.nan
+
+
 def _users_at_end(history: list[dict[str, str]], until: float) -> int:
     """Locust's running users in its last line before the run's time was up (``until``, a
     Unix time): a user whose code raised is gone for good (Locust does not start another).
@@ -534,14 +552,17 @@ def trial(
                 env={**os.environ, "PYTHONPATH": str(ROOT)},
             )  # fmt: skip
             place(locust.pid, CLIENT_CPU)
-            samples: list[tuple[float, float, float, float]] = []
+            samples: list[tuple[float, float, float, float, float]] = []
             scraped: list[list[dict[str, Buckets]]] = []
 
             def sample() -> None:
                 scraped.append(_histograms(where.metrics))
                 with contextlib.suppress(OSError):
                     nodes = sum(proc_cpu(pid) for pid in where.node_pids)
-                    samples.append((time.monotonic(), proc_cpu(locust.pid), nodes, _machine_busy()))
+                    outside = sum(proc_cpu(pid) for pid in where.outside_pids)
+                    samples.append(
+                        (time.monotonic(), proc_cpu(locust.pid), nodes, _machine_busy(), outside)
+                    )
 
             profiled = max(1.0, min(30.0, args.steady - 8))
             spies: list[subprocess.Popen[bytes]] = []
@@ -587,12 +608,14 @@ def trial(
                 }
         output = (work / "locust.log").read_text(errors="replace")
         if len(samples) == 2:
-            (t0, l0, n0, m0), (t1, l1, n1, m1) = samples
+            (t0, l0, n0, m0, o0), (t1, l1, n1, m1, o1) = samples
             span = t1 - t0
             result.locust_cores = (l1 - l0) / span
             result.node_cores = (n1 - n0) / span
-            # the server side: the machine less Locust and less py-spy (all within the span)
-            result.server_cores = (m1 - m0 - (l1 - l0) - spied) / span
+            result.wallet_cores = (o1 - o0) / span
+            # the server side: the machine less Locust, the operator's wallet and py-spy (all
+            # within the span)
+            result.server_cores = (m1 - m0 - (l1 - l0) - (o1 - o0) - spied) / span
         if len(scraped) == 2:
             (
                 result.server_p99_ms,
@@ -612,8 +635,9 @@ def trial(
     bet = stats.get(BET)
     if bet is not None:
         result.bet_acks = int(bet["Request Count"])
-        result.bet_p50_ms = float(bet["50%"])
-        result.bet_p99_ms = float(bet["99%"])
+        # Locust writes N/A for a percentile of a trial too short to count a bet
+        result.bet_p50_ms = _ms(bet["50%"])
+        result.bet_p99_ms = _ms(bet["99%"])
     alive = _users_at_end(work_history, began + run_time - 1)
     lagged = re.search(r"locust loop lag: p50 [\d.]+ ms, p99 ([\d.]+) ms", output)
     if lagged is not None:
@@ -631,6 +655,8 @@ def trial(
         reasons.append(f"{result.failures} of {result.requests} requests failed")
     if bet is None and not classes:
         reasons.append("no bet acknowledged")
+    elif bet is not None and math.isnan(result.bet_p99_ms):
+        reasons.append("too few bets for a bet-ack p99")
     elif bet is not None and result.bet_p99_ms > max_p99_ms(deployment):
         reasons.append(f"bet-ack p99 {result.bet_p99_ms:g} ms")
     result.held = not reasons
@@ -645,7 +671,8 @@ def trial(
         f"ms; store commits p99 ≤ {result.commit_p99_ms:g} ms, slowest ≤ "
         f"{result.commit_worst_ms:g} ms); Locust "
         f"{result.locust_cores:.0%}, server side "
-        f"{result.server_cores:.0%} of a core (the nodes {result.node_cores:.0%})",
+        f"{result.server_cores:.0%} of a core (the nodes {result.node_cores:.0%})"
+        + (f", the operator's wallet {result.wallet_cores:.0%}" if result.wallet_cores else ""),
         file=sys.stderr,
         flush=True,
     )
@@ -761,12 +788,13 @@ def render(result: dict[str, Any], command: str) -> str:
         "A trial *held* when at most 0.1% of its requests failed, the p99 of "
         "`place_bet → bet_accepted` stayed within 50 ms over the steady part (within 50 ms "
         "plus L for `wallet-L`, where each bet waits for the operator's answer to its debit, "
-        "given L ms after each call; the reference operator wallet where the scheduler puts "
-        "it), every user was "
+        "given L ms after each call; the reference operator wallet pinned beside Locust, "
+        "outside the server side's CPU), every user was "
         "still running at the end and the money check found no mismatch. "
         "*Capacity*: the most users a trial held with. *Users per Locust core*: the users ÷ "
         "Locust's CPU share in that trial. *CPU-s per user*: the server side's CPU-seconds "
-        "per second (the machine's less Locust's) per user, ×1000 (milli-cores per user). "
+        "per second (the machine's less Locust's and the operator wallet's) per user, ×1000 "
+        "(milli-cores per user). "
         "*Where the p99 went*: the nodes' own `croupier_bet_ack_seconds` p99 (frame read to "
         "`bet_accepted` written) and the busiest node's `croupier_event_loop_lag_seconds` p99 "
         "(a frame's wait to be read), each the upper bound of its bucket, then Locust's own "
