@@ -139,13 +139,12 @@ class _Running:
     """A player's command under way: its reply's ``cid``, its player, whether it runs
     alone (a decision: the engine's order of decisions is the journal's), and — for a bet,
     which may be written beside its player's other bets (``TableCore._beside``) — its bet
-    id, and whether it needs another wager of the player (a side wager)."""
+    id."""
 
     cid: int
     player: str
     alone: bool
     bet_id: str | None = None
-    depends: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,13 +322,11 @@ class TableCore:
                 startable = self._startable()
                 if startable is None:
                     return
-                bet = startable if type(startable) is cmd.Place else None
                 running = _Running(
                     startable.cid,
                     startable.player_id,
                     type(startable) is cmd.Decide,
-                    None if bet is None else bet.bet_id,
-                    bet is not None and bool(self.game.depends_on(bet.spot)),
+                    startable.bet_id if type(startable) is cmd.Place else None,
                 )
                 self._busy.setdefault(running.player, []).append(running)
                 self._alone = running.alone
@@ -368,17 +365,13 @@ class TableCore:
         their writes: a bet beside bets only, none with its bet id (a bet sent again waits
         for the first's answer, and is acknowledged as sent again). A side wager starts
         beside the main wager it needs (``TableGame.depends_on``) and learns its fate
-        before it is answered (``_AfterEarlier``)."""
+        before it is answered (``_AfterEarlier``); a main wager starts beside the side
+        wagers sent before it, which stand on the wagers sent before them only
+        (``_take_back``)."""
         if type(command) is not cmd.Place:
             return False
-        bet_id, leans = command.bet_id, bool(self.game.depends_on(command.spot))
-        # A wager that needs none waits for the side wagers under way: taken beside a side
-        # wager written before it, a main wager would keep it standing were the main wager
-        # before it refused, and could not withdraw it if refused itself (``_take_back``).
-        return all(
-            r.bet_id is not None and r.bet_id != bet_id and (leans or not r.depends)
-            for r in under_way
-        )
+        bet_id = command.bet_id
+        return all(r.bet_id is not None and r.bet_id != bet_id for r in under_way)
 
     def _earlier_under_way(self, running: _Running) -> bool:
         """Whether a command of ``running``'s player that started before it is unanswered."""
@@ -978,10 +971,12 @@ class TableCore:
 
     def _take_back(self, engine: RoundEngine, player_id: str, bet_id: str) -> list[Wager]:
         """Undo a bet the ledger refused in the engine. Side wagers of the player's taken
-        beside it that need it are withdrawn from the engine first, the latest first, as
-        many as it takes (returned): each is refused once its own write is answered
-        (``_withdraw``)."""
-        withdrawn: list[Wager] = []
+        beside it that need it are withdrawn from the engine first (returned): each is
+        refused once its own write is answered (``_withdraw``). A side wager stands on the
+        wagers its player sent before it, as if each bet were taken in turn: one left with
+        none of those is withdrawn even where a main wager sent after it, written beside
+        it, would hold it up in the engine."""
+        withdrawn = self._unsupported(engine, player_id, bet_id)
         while True:
             try:
                 engine.cancel(player_id, bet_id)
@@ -1004,6 +999,39 @@ class TableCore:
                     raise InvariantViolation(f"side wager {latest.bet_id}: {inner}") from inner
                 self._withdrawn.add((player_id, latest.bet_id))
                 withdrawn.append(latest)
+
+    def _unsupported(self, engine: RoundEngine, player_id: str, bet_id: str) -> list[Wager]:
+        """Withdraw from the engine the side wagers in flight that ``bet_id``'s refusal
+        leaves without a wager sent before them that they may stand on (oldest first, each
+        gone with the ones before it); the withdrawn. They are still in flight: each waits
+        for the bets sent before it before it is answered (``_AfterEarlier``)."""
+        taken, gone = self._taken, {bet_id}
+        refused_at = taken[(player_id, bet_id)]
+        flying = [
+            w
+            for (player, other), w in self._in_flight.items()
+            if player == player_id and (player, other) not in self._withdrawn
+        ]
+        standing = flying + self._round_bets.get(player_id, [])
+        withdrawn: list[Wager] = []
+        for side in sorted(flying, key=lambda w: taken[(player_id, w.bet_id)]):
+            needed = self.game.depends_on(side.spot)
+            side_at = taken[(player_id, side.bet_id)]
+            if not needed or side_at < refused_at:
+                continue
+            if any(
+                w.spot in needed and w.bet_id not in gone and taken[(player_id, w.bet_id)] < side_at
+                for w in standing
+            ):
+                continue
+            try:
+                engine.cancel(player_id, side.bet_id)
+            except IllegalAction as exc:
+                raise InvariantViolation(f"side wager {side.bet_id}: {exc}") from exc
+            self._withdrawn.add((player_id, side.bet_id))
+            gone.add(side.bet_id)
+            withdrawn.append(side)
+        return withdrawn
 
     def _withdraw(
         self, round_id: str, wager: Wager, journaled: Any, debited: Any

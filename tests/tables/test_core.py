@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -329,32 +330,45 @@ def test_a_side_wager_is_written_beside_its_main_wager_and_shares_its_fate(
     d.journal.close()
 
 
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))), ids=str)
 @pytest.mark.parametrize("third", ["refused", "taken"])
-def test_a_main_wager_sent_after_a_side_wager_waits_for_it(third: str) -> None:
-    """Banker (refused), a side wager, Banker again: the second main wager is not written
-    beside the side wager before it — taken beside it, it would keep the side wager
-    standing on the first main wager's refusal, and could not withdraw it on its own. The
-    side wager is withdrawn with the first; the table goes on."""
+@pytest.mark.parametrize("first", ["refused", "taken"])
+def test_a_main_wager_sent_after_a_side_wager_is_written_beside_it(
+    first: str, third: str, order: tuple[int, ...]
+) -> None:
+    """Banker, a side wager, Banker again: all three are written at once, and each is
+    answered as if the bets were taken in turn, whichever write comes back first. The side
+    wager stands on the wagers sent before it only: the first Banker refused withdraws it
+    (``main_wager_required``, its stake returned) even when the second, written beside it,
+    is taken. The replies keep the order sent; the table goes on."""
     ledger = _RefusingLedger(":memory:")
-    ledger.refuse = (":b1", ":b3") if third == "refused" else (":b1",)
+    ledger.refuse = tuple(b for b, fate in ((":b1", first), (":b3", third)) if fate == "refused")
     d = Driver(TABLES["baccarat"], seed=5, ledger=ledger, journal=SqliteJournal(":memory:"))
     d.fund("ann", 100_000)
     d.seat("ann")
     side = next(s for s in d.game.sample_spots() if d.game.depends_on(s))
     round_id = d.core.round_id or ""
     cids = _bets_held(d, "ann", [("b1", "banker", 1_000), ("b2", side, 500), ("b3", "banker", 700)])
-    assert len(d.held) == 2  # b1 and b2; b3 waits for the side wager
-    _answer_all(d)
+    assert len(d.held) == 3  # written side by side
+    held = sorted(d.held)
+    for n in order:
+        d.complete(held[n])
+    _answer_all(d)  # a withdrawn side wager's returned stake, the refusals' records
     codes = [d.replies[c].refusal.code if d.replies[c].refusal else None for c in cids]
     assert codes == [
-        "limit_reached",
-        "main_wager_required",
+        "limit_reached" if first == "refused" else None,
+        "main_wager_required" if first == "refused" else None,
         "limit_reached" if third == "refused" else None,
     ]
+    assert d.answered[-3:] == cids
     assert d.core.available  # nothing closed the table
-    assert d.ledger.balance("player:ann") == 100_000 - (0 if third == "refused" else 700)
+    stakes = (1_500 if first == "taken" else 0) + (700 if third == "taken" else 0)
+    assert d.ledger.balance("player:ann") == 100_000 - stakes
+    assert d.ledger.balance(OPEN_WAGERS) == stakes
     kinds = [r.kind for r in d.journal.records(round_id)]
-    assert kinds.count("bet_refused") == (3 if third == "refused" else 2)
+    assert kinds.count("bet_refused") == (2 if first == "refused" else 0) + (
+        1 if third == "refused" else 0
+    )
     _finish_round(d, round_id)
     d.close()
     ledger.close()
