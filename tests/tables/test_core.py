@@ -337,7 +337,8 @@ def test_a_main_wager_sent_after_a_side_wager_is_written_beside_it(
     first: str, third: str, order: tuple[int, ...]
 ) -> None:
     """Banker, a side wager, Banker again: all three are written at once, and each is
-    answered as if the bets were taken in turn, whichever write comes back first. The side
+    answered as if the bets were taken in turn, whichever write comes back first (funds
+    permitting: the next test). The side
     wager stands on the wagers sent before it only: the first Banker refused withdraws it
     (``main_wager_required``, its stake returned) even when the second, written beside it,
     is taken. The replies keep the order sent; the table goes on."""
@@ -373,6 +374,32 @@ def test_a_main_wager_sent_after_a_side_wager_is_written_beside_it(
     d.close()
     ledger.close()
     d.journal.close()
+
+
+def test_a_main_wager_beside_a_withdrawn_side_wager_may_find_its_stake_still_held() -> None:
+    """The one answer that differs from the bets taken in turn, pinned: Banker for more
+    than the balance, a side wager, Banker again for what is left. Taken in turn the
+    second Banker stands; written beside the side wager, whose stake is debited until the
+    first Banker's refusal withdraws it, the second finds the balance short and is refused
+    ``insufficient_funds``. Nothing is lost: the balance is whole and the same bet sent
+    again under a new id is taken (docs/architecture.md, "Bets in flight")."""
+    d = Driver(TABLES["baccarat"], seed=5)
+    d.fund("ann", 1_000)
+    d.seat("ann")
+    side = next(s for s in d.game.sample_spots() if d.game.depends_on(s))
+    round_id = d.core.round_id or ""
+    cids = _bets_held(d, "ann", [("b1", "banker", 1_500), ("b2", side, 500), ("b3", "banker", 700)])
+    assert len(d.held) == 3
+    _answer_all(d)
+    codes = [d.replies[c].refusal.code if d.replies[c].refusal else None for c in cids]
+    assert codes == ["insufficient_funds", "main_wager_required", "insufficient_funds"]
+    assert d.ledger.balance("player:ann") == 1_000
+    (again,) = _bets_held(d, "ann", [("b4", "banker", 700)])
+    _answer_all(d)
+    assert d.replies[again].refusal is None
+    assert d.ledger.balance("player:ann") == 300
+    _finish_round(d, round_id)
+    d.close()
 
 
 def test_a_side_wager_is_not_accepted_on_a_main_wager_the_table_closed_over() -> None:
