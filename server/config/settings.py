@@ -108,7 +108,7 @@ class WalletSettings:
     url: str | None = None
     secret: bytes | None = None
     timeout_ms: int = 3000
-    connections: int = 64
+    connections: int = 256
     currency: str = "USD"
     namespace: str | None = None
 

@@ -67,7 +67,7 @@ def wallet_settings(
             section, "timeout_ms", raw.get("timeout_ms", 3000), minimum=100, integer=True
         ),
         connections=number(
-            section, "connections", raw.get("connections", 64), minimum=1, integer=True
+            section, "connections", raw.get("connections", 256), minimum=1, integer=True
         ),
         currency=currency,
         namespace=namespace,

@@ -56,7 +56,7 @@ class OperatorWalletClient:
         secret: bytes,
         *,
         timeout: float = 3.0,
-        connections: int = 64,
+        connections: int = 256,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         problem = url_problem(url)
