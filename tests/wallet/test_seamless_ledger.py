@@ -116,10 +116,14 @@ def test_a_round_debits_the_stakes_and_credits_the_returns(
             assert ledger.balance(player_account("alice")) == 9_500
             assert ledger.local.balance(OPEN_WAGERS) == 1_000
             # Alice's wager wins even money, Bob loses one and gets the other back.
-            await ledger.apost_many(
+            settled = await ledger.apost_many(
                 [settle("alice", "a1", 500, 1_000), settle("bob", "b1", 300, 0),
                  settle("bob", "b2", 200, 200)]
             )  # fmt: skip
+            # What a table shows each player after the settlement: the operator's balance
+            # with the round's returns in transit, not the transit account alone.
+            assert settled[0].balances[player_account("alice")] == 10_500
+            assert settled[2].balances[player_account("bob")] == 9_700
             calls = await ledger.finish_round(ROUND)
             assert sorted((x.body["player_id"], x.body["amount"], len(x.body["debits"]))
                           for x in calls) == [("alice", 1_000, 1), ("bob", 200, 2)]  # fmt: skip

@@ -266,7 +266,7 @@ class SeamlessLedger:
         apply, calls = self._local_write(key, transfers)
         result: PostResult = self.local.writer.call(apply)
         self._take(calls)
-        return result
+        return self._as_seen(result)
 
     async def apost(self, key: str, transfers: Sequence[Transfer]) -> PostResult:
         debit = self._debit_of(key, transfers)
@@ -275,7 +275,7 @@ class SeamlessLedger:
         apply, calls = self._local_write(key, transfers)
         result: PostResult = await self._write(apply)
         self._take(calls)
-        return result
+        return self._as_seen(result)
 
     async def apost_many(
         self, batches: Sequence[tuple[str, Sequence[Transfer]]]
@@ -288,7 +288,21 @@ class SeamlessLedger:
             lambda conn: [apply(conn) for apply, _ in writes]
         )
         self._take([call for _, calls in writes for call in calls])
-        return results
+        return [self._as_seen(result) for result in results]
+
+    def _as_seen(self, result: PostResult) -> PostResult:
+        """A local write's result with each player's balance as ``balance`` gives it: the
+        local books hold only what is in transit (a round's returns before their credit),
+        and a table shows a player the balance a settlement's result carries."""
+        seen = {
+            account: local
+            + self._balances.get(account.removeprefix(_PLAYER), 0)
+            + self._owed.get(account.removeprefix(_PLAYER), 0)
+            if account.startswith(_PLAYER)
+            else local
+            for account, local in result.balances.items()
+        }
+        return PostResult(result.key, result.applied, result.sequence, seen)
 
     # --- debits -----------------------------------------------------------------------------
 
