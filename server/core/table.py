@@ -72,7 +72,7 @@ from server.core.money import (
 from server.core.rounds import apply_record, money_posts
 from server.core.seats import Seats
 from server.core.views import audience, event_name, public_data
-from server.games.betting import MAIN_WAGER_IN_USE, NOT_AN_OPTION
+from server.games.betting import NOT_AN_OPTION
 from server.games.chance import CardRequest, ChanceRequest, HoleRangeRequest
 from server.games.errors import (
     BETTING_CLOSED,
@@ -975,30 +975,14 @@ class TableCore:
         refused once its own write is answered (``_withdraw``). A side wager stands on the
         wagers its player sent before it, as if each bet were taken in turn: one left with
         none of those is withdrawn even where a main wager sent after it, written beside
-        it, would hold it up in the engine."""
+        it, would hold it up in the engine. Every wager left then stands on another, so the
+        engine lets the bet go."""
         withdrawn = self._unsupported(engine, player_id, bet_id)
-        while True:
-            try:
-                engine.cancel(player_id, bet_id)
-                return withdrawn
-            except IllegalAction as exc:
-                leaning = [
-                    w
-                    for (player, other), w in self._in_flight.items()
-                    if player == player_id
-                    and other != bet_id
-                    and (player, other) not in self._withdrawn
-                    and self.game.depends_on(w.spot)
-                ]
-                if exc.code != MAIN_WAGER_IN_USE or not leaning:  # a bug: nothing leans on it
-                    raise InvariantViolation(f"bet {bet_id} refused but not undone: {exc}") from exc
-                latest = max(leaning, key=lambda w: self._taken[(player_id, w.bet_id)])
-                try:
-                    engine.cancel(player_id, latest.bet_id)
-                except IllegalAction as inner:
-                    raise InvariantViolation(f"side wager {latest.bet_id}: {inner}") from inner
-                self._withdrawn.add((player_id, latest.bet_id))
-                withdrawn.append(latest)
+        try:
+            engine.cancel(player_id, bet_id)
+        except IllegalAction as exc:  # a wager still leans on it: a bug
+            raise InvariantViolation(f"bet {bet_id} refused but not undone: {exc}") from exc
+        return withdrawn
 
     def _unsupported(self, engine: RoundEngine, player_id: str, bet_id: str) -> list[Wager]:
         """Withdraw from the engine the side wagers in flight that ``bet_id``'s refusal
