@@ -376,7 +376,8 @@ class SeamlessLedger:
         if isinstance(answer, c.Ok):
             self._balances[d.player_id] = answer.balance
             assert result is not None
-            balances = {d.transfer.source: self.balance(d.transfer.source)}
+            source = d.transfer.source  # the player's, as it stood just after the debit
+            balances = {source: self._as_seen(result).balances[source]}
             return PostResult(result.key, result.applied, result.sequence, balances)
         if isinstance(answer, c.Refused):
             raise OperatorRefused(answer.code, answer.message)
