@@ -173,9 +173,7 @@ class WalletServer:
 
     async def start(self, host: str, port: int) -> int:
         """Listen on ``host``:``port`` (0: any free port); the port."""
-        self._server = await asyncio.start_server(
-            self._serve, host, port, backlog=1024, limit=_MAX_BODY
-        )
+        self._server = await asyncio.start_server(self._serve, host, port, backlog=1024)
         return int(self._server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
@@ -241,8 +239,6 @@ class WalletServer:
             writer.close()
 
     async def _respond(self, request: _Request) -> _Answer | None:
-        if len(request.body) > _MAX_BODY:
-            return _error_answer(413, "too_large", "a call's body is a few hundred bytes")
         if request.method == "GET":
             return self._get(request.path)
         if request.method != "POST":
